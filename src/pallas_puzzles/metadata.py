@@ -1,0 +1,144 @@
+"""The course metadata: one TOML file (``puzzles.toml``) drives everything.
+
+Listing, watching, checking, packaging and the course-integrity tests all read
+the puzzle table from here; nothing else hard-codes puzzle numbers or names.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the package requires 3.11, kept for tools that vendor us
+    import tomli as tomllib
+
+from pallas_puzzles.errors import UserError
+
+BACKENDS = ("interpret", "gpu", "tpu")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One argument of a puzzle's entry point, generated deterministically."""
+
+    name: str
+    shape: tuple[str | int, ...]
+    dtype: str = "float32"
+    low: float = -0.5
+    high: float = 0.5
+
+    def concrete_shape(self, sizes: dict[str, int]) -> tuple[int, ...]:
+        return tuple(sizes[d] if isinstance(d, str) else int(d) for d in self.shape)
+
+
+@dataclass(frozen=True)
+class Puzzle:
+    number: int
+    name: str
+    title: str
+    file: str
+    entry: str
+    summary: str
+    hints: tuple[str, ...]
+    inputs: tuple[InputSpec, ...]
+    cases: dict[str, tuple[dict[str, int], ...]]
+    backends: tuple[str, ...]
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    tour: bool = False
+    sequential_grid: bool = False
+    tpu_only_idiom: str = ""
+    time_limit: float = 60.0
+    spec: str = ""  # spec module name under pallas_puzzles.specs; defaults to the puzzle name
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.number:02d} {self.name}"
+
+    def cases_for(self, backend: str) -> tuple[dict[str, int], ...]:
+        """Shape cases for a backend; interpret cases are the default."""
+        return self.cases.get(backend) or self.cases["interpret"]
+
+    def supports(self, backend: str) -> bool:
+        return backend in self.backends
+
+
+@dataclass(frozen=True)
+class Course:
+    title: str
+    puzzles: tuple[Puzzle, ...]
+
+    @property
+    def counted(self) -> tuple[Puzzle, ...]:
+        """Puzzles that count towards progress (the guided tour does not)."""
+        return tuple(p for p in self.puzzles if not p.tour)
+
+    def find(self, key: str | int) -> Puzzle:
+        """Resolve a puzzle by number ("7", 7, "07") or by name ("long_sum")."""
+        text = str(key).strip()
+        for puzzle in self.puzzles:
+            if text.isdigit() and int(text) == puzzle.number:
+                return puzzle
+            if text.lower() in (puzzle.name, puzzle.name.replace("_", "-"), puzzle.file):
+                return puzzle
+        known = ", ".join(str(p.number) for p in self.puzzles)
+        raise UserError(f"There is no puzzle '{text}'; puzzles are numbered {known} (or use a name from `pallas-puzzles list`).")
+
+    def after(self, puzzle: Puzzle) -> Puzzle | None:
+        index = self.puzzles.index(puzzle)
+        return self.puzzles[index + 1] if index + 1 < len(self.puzzles) else None
+
+    def by_file(self, filename: str) -> Puzzle | None:
+        return next((p for p in self.puzzles if p.file == filename), None)
+
+
+def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
+    known = {
+        "number", "name", "title", "file", "entry", "summary", "hints", "inputs", "cases",
+        "backends", "rtol", "atol", "tour", "sequential_grid", "tpu_only_idiom", "time_limit", "spec",
+    }
+    inputs = tuple(
+        InputSpec(
+            name=item["name"],
+            shape=tuple(item["shape"]),
+            dtype=item.get("dtype", "float32"),
+            low=float(item.get("low", -0.5)),
+            high=float(item.get("high", 0.5)),
+        )
+        for item in raw.get("inputs", [])
+    )
+    cases = {backend: tuple(dict(c) for c in raw_cases) for backend, raw_cases in raw["cases"].items()}
+    return Puzzle(
+        number=int(raw["number"]),
+        name=raw["name"],
+        title=raw["title"],
+        file=raw["file"],
+        entry=raw["entry"],
+        summary=raw.get("summary", ""),
+        hints=tuple(raw.get("hints", ())),
+        inputs=inputs,
+        cases=cases,
+        backends=tuple(raw.get("backends", BACKENDS)),
+        rtol=float(raw.get("rtol", 1e-5)),
+        atol=float(raw.get("atol", 1e-5)),
+        tour=bool(raw.get("tour", False)),
+        sequential_grid=bool(raw.get("sequential_grid", False)),
+        tpu_only_idiom=raw.get("tpu_only_idiom", ""),
+        time_limit=float(raw.get("time_limit", 60.0)),
+        spec=raw.get("spec", raw["name"]),
+        extra={k: v for k, v in raw.items() if k not in known},
+    )
+
+
+@functools.cache
+def load_course() -> Course:
+    text = resources.files("pallas_puzzles").joinpath("puzzles.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    puzzles = tuple(sorted((_parse_puzzle(p) for p in data["puzzle"]), key=lambda p: p.number))
+    return Course(title=data.get("course", {}).get("title", "Pallas Puzzles"), puzzles=puzzles)

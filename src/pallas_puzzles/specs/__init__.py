@@ -1,0 +1,57 @@
+"""Canonical reference specs and input generators, one module per puzzle.
+
+These live in the package, not in the learner's file: editing the spec shown in
+an exercise cannot make a wrong kernel pass. A spec module defines
+``spec(*inputs)`` in plain jax.numpy and may define ``make_inputs(sizes, rng)``
+when the generic generator (uniform floats in [low, high), integers in
+[low, high)) is not enough, e.g. for packed 4-bit weights.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+import numpy as np
+
+from pallas_puzzles.metadata import Puzzle
+
+
+def spec_module(puzzle: Puzzle) -> ModuleType:
+    return importlib.import_module(f"pallas_puzzles.specs.{puzzle.spec or puzzle.name}")
+
+
+def case_seed(puzzle: Puzzle, case_index: int) -> list[int]:
+    return [20261122, puzzle.number, case_index]
+
+
+def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple[np.ndarray, ...]:
+    """Deterministic random inputs for one shape case, as numpy arrays."""
+    rng = np.random.default_rng(case_seed(puzzle, case_index))
+    module = spec_module(puzzle)
+    custom = getattr(module, "make_inputs", None)
+    if custom is not None:
+        return tuple(custom(sizes, rng))
+    arrays = []
+    for item in puzzle.inputs:
+        shape = item.concrete_shape(sizes)
+        if np.issubdtype(np.dtype(item.dtype), np.integer):
+            arrays.append(rng.integers(int(item.low), int(item.high), size=shape, dtype=item.dtype))
+        else:
+            values = rng.uniform(item.low, item.high, size=shape)
+            arrays.append(values.astype(item.dtype))
+    return tuple(arrays)
+
+
+def expected_output(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Run the canonical spec on the CPU in float32/int32 and return numpy."""
+    import jax
+
+    module = spec_module(puzzle)
+    with jax.default_device(jax.devices("cpu")[0]):
+        out = module.spec(*inputs)
+    return np.asarray(out)
+
+
+def case_label(sizes: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())
