@@ -7,15 +7,10 @@ the puzzle table from here; nothing else hard-codes puzzle numbers or names.
 from __future__ import annotations
 
 import functools
-import sys
+import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the package requires 3.11, kept for tools that vendor us
-    import tomli as tomllib
 
 from pallas_puzzles.errors import UserError
 

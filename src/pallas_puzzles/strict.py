@@ -48,9 +48,11 @@ class StrictViolation(Exception):
 
 def sentinel_for(dtype: Any) -> Any:
     """A value no correct kernel writes: marks output elements never written."""
+    import ml_dtypes  # a jax dependency; its finfo also knows bfloat16
+
     dt = np.dtype(dtype)
-    if np.issubdtype(dt, np.floating):
-        return np.asarray(np.finfo(dt).min * 0.75, dtype=dt)
+    if np.issubdtype(dt, np.floating) or dt.kind == "V" or "float" in dt.name:
+        return np.asarray(float(ml_dtypes.finfo(dt).min) * 0.75, dtype=dt)
     if np.issubdtype(dt, np.integer):
         return np.asarray(np.iinfo(dt).min + 7, dtype=dt)
     return None
@@ -303,7 +305,7 @@ def check_index_maps(record: CallRecord, prefetch: Sequence[Any], semantics: Any
             if len(index) != len(dims):
                 complete = False
                 break
-            for d, ((kind, size), i) in enumerate(zip(dims, index)):
+            for d, ((_kind, size), i) in enumerate(zip(dims, index)):
                 extent = info.array_shape[d]
                 if i < 0 or i * size >= extent:
                     raise StrictViolation(_block_index_finding(info, record, point, index, d, size))

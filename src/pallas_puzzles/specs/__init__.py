@@ -32,14 +32,17 @@ def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple
     custom = getattr(module, "make_inputs", None)
     if custom is not None:
         return tuple(custom(sizes, rng))
+    import jax.numpy as jnp  # knows bfloat16 and friends
+
     arrays = []
     for item in puzzle.inputs:
         shape = item.concrete_shape(sizes)
-        if np.issubdtype(np.dtype(item.dtype), np.integer):
-            arrays.append(rng.integers(int(item.low), int(item.high), size=shape, dtype=item.dtype))
+        dtype = jnp.dtype(item.dtype)
+        if np.issubdtype(dtype, np.integer):
+            arrays.append(rng.integers(int(item.low), int(item.high), size=shape).astype(dtype))
         else:
             values = rng.uniform(item.low, item.high, size=shape)
-            arrays.append(values.astype(item.dtype))
+            arrays.append(values.astype(dtype))
     return tuple(arrays)
 
 

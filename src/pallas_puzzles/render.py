@@ -1,0 +1,259 @@
+"""All terminal output lives here: results, lists, hints, panels and errors."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from pallas_puzzles.metadata import Course, Puzzle
+from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, SourceLine
+
+# Letters, not coloured squares only, so the map reads without colour too.
+CELL_STYLE = {".": ("·", "green"), "x": ("x", "bold red"), "N": ("N", "bold magenta"), "?": ("?", "bold yellow")}
+
+MISMATCH_MEANING = {
+    "unwritten": (
+        "No program wrote these elements. Check that the grid covers the whole output "
+        "(pl.cdiv rounds up, so the partial last block gets a program) and that every program "
+        "writes its whole block."
+    ),
+    "nan": (
+        "NaN where the spec has a number: a value read from the padding of a block that hangs "
+        "over the array edge (NaN in interpret mode; garbage on real hardware) reached the "
+        "output. Mask the padding with jnp.where before it is reduced or mixed into other elements."
+    ),
+    "huge": (
+        "Huge values: the kernel read an output or scratch ref before writing it, and "
+        "uninitialised memory reached the result. Initialise accumulators first."
+    ),
+    "wrong": (
+        "The numbers differ. Work one of the first mismatches out by hand from the spec and "
+        "compare with what your kernel computes for that element."
+    ),
+}
+
+
+def make_console(force_plain: bool = False) -> Console:
+    if force_plain:
+        return Console(color_system=None, highlight=False, soft_wrap=True)
+    return Console(highlight=False)
+
+
+def file_link(path: Path | str) -> Text:
+    resolved = Path(path).resolve()
+    try:
+        shown = str(resolved.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(resolved)
+    return Text(shown, style=f"bold cyan link file://{resolved}")
+
+
+def error(console: Console, message: str) -> None:
+    console.print(Text("error: ", style="bold red") + Text(message))
+
+
+def warning(console: Console, message: str) -> None:
+    console.print(Text("warning: ", style="bold yellow") + Text(message))
+
+
+def info(console: Console, message: str) -> None:
+    console.print(Text(message))
+
+
+def _source_block(where: tuple[SourceLine, ...]) -> list[Text]:
+    lines = []
+    for line in where:
+        location = Text(f"  {Path(line.file).name}:{line.line}", style="bold cyan")
+        code = Text(f"  │ {line.text}", style="white")
+        lines.append(location + code)
+    return lines
+
+
+def render_finding(finding: Finding) -> Group:
+    parts: list[Text] = [Text(finding.title, style="bold red")]
+    if finding.grid_point is not None and "grid point" not in finding.title:
+        parts.append(Text(f"  at grid point (program ids) {finding.grid_point}", style="red"))
+    parts.extend(_source_block(finding.where))
+    if finding.kind == "syntax" and finding.detail:
+        parts.append(Text("    " + " " * (len(Path(finding.where[0].file).name) + len(str(finding.where[0].line)) + 3) + finding.detail, style="red"))
+    if finding.explanation:
+        parts.append(Text("→ " + finding.explanation, style="yellow"))
+    if finding.kind in ("error", "import") and not finding.where and finding.detail:
+        parts.append(Text(finding.detail.strip().splitlines()[0][:300], style="dim"))
+    if finding.kind == "crash" and finding.detail:
+        parts.append(Text(finding.detail[-2000:], style="dim"))
+    return Group(*parts)
+
+
+def _format_value(value: float, reason: str) -> str:
+    if reason == "unwritten":
+        return "never written"
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if abs(value) >= 1e30:
+        return f"{value:.2e} (garbage)"
+    return f"{value:.6g}"
+
+
+def _mismatch_reason(m: Mismatch) -> str:
+    if m.n_unwritten:
+        return "unwritten"
+    if m.n_nan:
+        return "nan"
+    if m.examples and any(abs(e.got) >= 1e30 for e in m.examples if not math.isnan(e.got)):
+        return "huge"
+    return "wrong"
+
+
+def _block_map(m: Mismatch) -> list[Text]:
+    lines = [Text(f"Where, {m.block_map_title}:", style="bold")]
+    for row in m.block_map:
+        text = Text("  ")
+        for cell in row:
+            glyph, style = CELL_STYLE[cell]
+            text.append(glyph + " ", style=style)
+        lines.append(text)
+    legend = Text("  ")
+    for cell, label in ((".", "right"), ("x", "wrong"), ("N", "NaN/garbage"), ("?", "never written")):
+        glyph, style = CELL_STYLE[cell]
+        legend.append(glyph, style=style).append(f" {label}   ", style="dim")
+    lines.append(legend)
+    return lines
+
+
+def render_mismatch(m: Mismatch) -> Group:
+    counts = f"{m.n_bad} of {m.total} output elements are wrong"
+    extras = []
+    if m.n_unwritten:
+        extras.append(f"{m.n_unwritten} never written")
+    if m.n_nan:
+        extras.append(f"{m.n_nan} NaN/garbage")
+    if not math.isnan(m.max_abs_error):
+        extras.append(f"max abs error {m.max_abs_error:.3g}")
+    title = Text(counts + (f" ({', '.join(extras)})" if extras else ""), style="bold red")
+    table = Table(box=None, padding=(0, 2), show_edge=False)
+    table.add_column("index", style="cyan")
+    table.add_column("expected", justify="right")
+    table.add_column("got", justify="right", style="red")
+    for bad in m.examples:
+        table.add_row(str(bad.index), _format_value(bad.expected, "wrong"), _format_value(bad.got, bad.reason))
+    parts: list[object] = [title, Text(f"Output shape {m.shape}; tolerance rtol={m.rtol:g}, atol={m.atol:g}. First mismatches:", style="dim"), table]
+    parts.extend(_block_map(m))
+    parts.append(Text("→ " + MISMATCH_MEANING[_mismatch_reason(m)], style="yellow"))
+    return Group(*parts)
+
+
+def render_case(case: CaseResult) -> Group:
+    head = Text(f"Shape case {case.label}: ", style="bold")
+    head.append("passed" if case.passed else "failed", style="green" if case.passed else "bold red")
+    parts: list[object] = [head]
+    if case.finding is not None:
+        parts.append(render_finding(case.finding))
+    if case.mismatch is not None:
+        parts.append(render_mismatch(case.mismatch))
+    return Group(*parts)
+
+
+def render_result(console: Console, result: CheckResult, puzzle: Puzzle) -> None:
+    title = f"Puzzle {puzzle.number}: {puzzle.title}"
+    backend = f"backend {result.backend}" if result.backend else ""
+    if result.passed:
+        cases = ", ".join(c.label for c in result.cases)
+        console.print(Text("✓ ", style="bold green") + Text(title, style="bold") +
+                      Text(f"  passed {len(result.cases)} shape cases ({cases}) on {backend} in {result.seconds:.2f} s", style="green"))
+        _render_printed(console, result)
+        return
+    body: list[object] = [Text("File: ") + file_link(result.file)]
+    if result.finding is not None:
+        body.append(render_finding(result.finding))
+    for case in result.cases:
+        if case.passed:
+            body.append(Text(f"Shape case {case.label}: passed", style="green"))
+        else:
+            body.append(render_case(case))
+    if result.skipped_cases:
+        body.append(Text(f"({result.skipped_cases} more shape case(s) not run: fix this one first)", style="dim"))
+    if result.note:
+        body.append(Text(result.note, style="dim"))
+    console.print(Panel(Group(*body), title=Text("✗ " + title, style="bold red"),
+                        subtitle=f"{backend} · {result.seconds:.2f} s", border_style="red", expand=True))
+    _render_printed(console, result)
+
+
+def _render_printed(console: Console, result: CheckResult) -> None:
+    text = result.printed.strip()
+    if text:
+        lines = text.splitlines()
+        shown = "\n".join(lines[:40]) + (f"\n… {len(lines) - 40} more lines" if len(lines) > 40 else "")
+        console.print(Panel(Text(shown), title="your code printed", border_style="dim", expand=True))
+
+
+def render_success(console: Console, puzzle: Puzzle, solution: Path | None, upcoming: Puzzle | None) -> None:
+    lines = [Text(f"Puzzle {puzzle.number} ({puzzle.title}) solved!", style="bold green")]
+    if solution is not None:
+        lines.append(Text("Compare with the reference solution: ") + file_link(solution))
+    if upcoming is not None:
+        lines.append(Text(f"Next: puzzle {upcoming.number}, {upcoming.title} — {upcoming.summary}"))
+    else:
+        lines.append(Text("That was the last unsolved puzzle. Congratulations: you have finished the course!", style="bold"))
+    console.print(Panel(Group(*lines), border_style="green", title="✓ passed"))
+
+
+def progress_bar(solved: int, total: int, width: int = 30) -> Text:
+    filled = round(width * solved / total) if total else 0
+    text = Text("Progress ")
+    text.append("█" * filled, style="green").append("░" * (width - filled), style="dim")
+    text.append(f" {solved}/{total} solved")
+    return text
+
+
+def render_list(console: Console, course: Course, solved: set[int], current: int, exercises: Path) -> None:
+    table = Table(title=course.title, show_lines=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("name", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("runs on")
+    table.add_column("file", overflow="fold")
+    for puzzle in course.puzzles:
+        if puzzle.tour:
+            status = Text("tour", style="blue")
+        elif puzzle.number in solved:
+            status = Text("solved", style="green")
+        else:
+            status = Text("unsolved", style="yellow")
+        marker = "▶ " if puzzle.number == current else ""
+        backends = "all backends" if len(puzzle.backends) == 3 else ", ".join(puzzle.backends)
+        if puzzle.tpu_only_idiom:
+            backends += " (TPU idiom)"
+        link = Text(puzzle.file, style=f"cyan link file://{(exercises / puzzle.file).resolve()}")
+        table.add_row(marker + str(puzzle.number), puzzle.name, status, backends, link)
+    console.print(table)
+    counted = [p for p in course.puzzles if not p.tour]
+    console.print(progress_bar(len([p for p in counted if p.number in solved]), len(counted)))
+
+
+def render_hint(console: Console, puzzle: Puzzle, level: int) -> None:
+    total = len(puzzle.hints)
+    lines = [Text(f"Hint {i + 1}/{total}: ", style="bold") + Text(puzzle.hints[i]) for i in range(level)]
+    if level >= total:
+        lines.append(Text("That was the last hint; `pallas-puzzles solution` shows the answer once you have solved it.", style="dim"))
+    else:
+        lines.append(Text(f"Ask again for hint {level + 1}.", style="dim"))
+    console.print(Panel(Group(*lines), title=f"Puzzle {puzzle.number}: {puzzle.title}", border_style="blue"))
+
+
+def render_watch_header(console: Console, puzzle: Puzzle, file: Path, solved: int, total: int, keys: bool) -> None:
+    console.rule(Text(f"Puzzle {puzzle.number}: {puzzle.title}", style="bold"))
+    console.print(Text("Edit ") + file_link(file) + Text(" and save; it is checked on every save."))
+    console.print(progress_bar(solved, total))
+    if keys:
+        console.print(Text("keys: h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
+    else:
+        console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · q quit", style="dim"))

@@ -1,0 +1,159 @@
+"""A long-lived child process that keeps JAX imported and runs checks.
+
+The CLI never imports jax itself. Watch mode reuses one worker for every save;
+a check that crashes the worker or outlives its time limit gets the worker
+replaced, and the learner is told so.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import traceback
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.results import CheckResult, Finding
+
+STARTUP_TIMEOUT = 180.0
+
+
+def serve(conn: Connection, requested: str) -> None:
+    """The worker's main loop (runs in the child)."""
+    from pallas_puzzles import backends
+
+    backends.prepare_environment(requested)
+    try:
+        backends.configure_jax()
+        backend = backends.resolve(requested)
+        from pallas_puzzles import strict
+
+        strict.install()
+    except UserError as exc:
+        conn.send(("error", exc.message))
+        return
+    except Exception as exc:  # a broken jax install: say so in one line
+        conn.send(("error", f"JAX failed to start ({type(exc).__name__}: {exc}); run `pallas-puzzles doctor`."))
+        return
+    conn.send(("ready", backend))
+
+    from pallas_puzzles.checker import check_puzzle
+    from pallas_puzzles.metadata import load_course
+
+    course = load_course()
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if message[0] == "stop":
+            return
+        _, number, file, fail_fast = message
+        try:
+            result = check_puzzle(course.find(number), Path(file), backend, fail_fast=fail_fast)
+        except Exception:  # a bug of ours: report it rather than die silently
+            result = CheckResult(
+                number=number, name=course.find(number).name, file=file, backend=backend, passed=False,
+                finding=Finding(kind="crash", title="The checker itself failed; this is a pallas-puzzles bug.",
+                                detail=traceback.format_exc()),
+            )
+        conn.send(("result", result))
+
+
+class Worker:
+    """Parent-side handle on the worker process."""
+
+    def __init__(self, requested: str) -> None:
+        self.requested = requested
+        self.backend = ""
+        self.restarts = 0
+        self._process: Any = None
+        self._conn: Connection | None = None
+
+    def start(self) -> str:
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(target=serve, args=(child, self.requested), daemon=True)
+        self._process.start()
+        child.close()
+        self._conn = parent
+        if not parent.poll(STARTUP_TIMEOUT):
+            self.stop()
+            raise UserError("The checker process did not start within three minutes; run `pallas-puzzles doctor`.")
+        try:
+            kind, value = parent.recv()
+        except EOFError:
+            self.stop()
+            raise UserError("The checker process died while starting JAX; run `pallas-puzzles doctor`.") from None
+        if kind == "error":
+            self.stop()
+            raise UserError(value)
+        self.backend = value
+        return value
+
+    def ensure_started(self) -> None:
+        if self._process is None or not self._process.is_alive():
+            self.start()
+
+    def check(self, puzzle: Puzzle, file: Path, fail_fast: bool = True) -> CheckResult:
+        self.ensure_started()
+        assert self._conn is not None
+        started = time.perf_counter()
+        self._conn.send(("check", puzzle.number, str(file), fail_fast))
+        limit = float(os.environ.get("PALLAS_PUZZLES_TIME_LIMIT") or puzzle.time_limit)
+        if self._conn.poll(limit):
+            try:
+                _, result = self._conn.recv()
+                return result
+            except EOFError:
+                pass
+            finding = Finding(
+                kind="crash",
+                title="The checker process crashed while running your kernel; a fresh one was started.",
+                explanation="A hard crash usually comes from an enormous grid or block; check the sizes in your launcher.",
+            )
+        else:
+            finding = Finding(
+                kind="timeout",
+                title=f"Your kernel ran for more than {limit:.0f} s and was stopped; a fresh checker was started.",
+                explanation=(
+                    "A kernel that never finishes usually has a loop whose end is never reached "
+                    "(a lax.fori_loop or while_loop bound that is far too large) or a grid with far more "
+                    "programs than intended (the element count instead of pl.cdiv(n, block))."
+                ),
+            )
+        self.restart()
+        return CheckResult(
+            number=puzzle.number, name=puzzle.name, file=str(file), backend=self.backend, passed=False,
+            finding=finding, seconds=time.perf_counter() - started,
+        )
+
+    def restart(self) -> None:
+        self.stop()
+        self.restarts += 1
+        self.start()
+
+    def stop(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.send(("stop",))
+            except (OSError, BrokenPipeError):
+                pass
+        if self._process is not None:
+            self._process.join(timeout=0.5)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join(timeout=5)
+        if self._conn is not None:
+            self._conn.close()
+        self._process, self._conn = None, None
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

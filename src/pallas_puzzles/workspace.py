@@ -1,0 +1,148 @@
+"""Where the learner's files live, and where the pristine course files come from.
+
+A workspace is the folder `init` made (it holds `.pallas_puzzles/`), found
+from any subfolder, or the source checkout itself. The course's own stubs and
+reference solutions ship inside the wheel (`pallas_puzzles/course/`); an
+editable install sees the checkout's top-level `exercises/` and `solutions/`.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import shutil
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.metadata import Course, Puzzle
+
+MARKER = ".pallas_puzzles"
+
+
+def course_dir(kind: str) -> Path:
+    """The pristine `exercises` or `solutions` folder shipped with the package."""
+    packaged = Path(str(resources.files("pallas_puzzles"))) / "course" / kind
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parents[2] / kind
+    if checkout.is_dir():
+        return checkout
+    raise UserError(f"The installed pallas-puzzles has no {kind} folder; reinstall it with `pip install --force-reinstall pallas-puzzles`.")
+
+
+def _is_source_checkout(folder: Path) -> bool:
+    return (folder / "src" / "pallas_puzzles" / "puzzles.toml").is_file() and (folder / "exercises").is_dir()
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    @property
+    def exercises(self) -> Path:
+        return self.root / "exercises"
+
+    @property
+    def solutions(self) -> Path:
+        return self.root / "solutions"
+
+    @property
+    def meta(self) -> Path:
+        return self.root / MARKER
+
+    @property
+    def state_file(self) -> Path:
+        return self.meta / "state.json"
+
+    @property
+    def backups(self) -> Path:
+        return self.meta / "backups"
+
+    def exercise(self, puzzle: Puzzle) -> Path:
+        return self.exercises / puzzle.file
+
+    @property
+    def is_source_checkout(self) -> bool:
+        return _is_source_checkout(self.root)
+
+
+def find_workspace(start: Path | None = None) -> Workspace:
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_dir() or _is_source_checkout(folder):
+            return Workspace(folder)
+    raise UserError(
+        "This folder is not inside a pallas-puzzles workspace; create one with "
+        "`pallas-puzzles init DIR` and run commands from inside it."
+    )
+
+
+WORKSPACE_README = """\
+# My Pallas puzzles
+
+This folder is a pallas-puzzles workspace.
+
+- `exercises/` holds one file per puzzle. Edit them in any editor.
+- `solutions/` receives the reference solution of each puzzle you solve.
+- `.pallas_puzzles/` keeps your progress and backups (of files you `reset`).
+
+Start with `pallas-puzzles watch` (or just `pallas-puzzles`) in this folder:
+it checks the current puzzle every time you save and moves on when it passes.
+`pallas-puzzles --help` lists the other commands.
+"""
+
+
+def init_workspace(target: Path, course: Course) -> Workspace:
+    target = target.resolve()
+    if (target / MARKER).exists() or (target / "exercises").exists():
+        raise UserError(f"{target} already holds a workspace (or an exercises folder); pick another folder, nothing was changed.")
+    source = course_dir("exercises")
+    target.mkdir(parents=True, exist_ok=True)
+    workspace = Workspace(target)
+    workspace.exercises.mkdir()
+    for puzzle in course.puzzles:
+        shutil.copyfile(source / puzzle.file, workspace.exercise(puzzle))
+    workspace.solutions.mkdir(exist_ok=True)
+    workspace.backups.mkdir(parents=True)
+    (target / "README.md").write_text(WORKSPACE_README, encoding="utf-8")
+    return workspace
+
+
+def back_up(workspace: Workspace, path: Path) -> Path:
+    """Keep a timestamped copy of a learner's file before anything replaces it."""
+    workspace.backups.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    destination = workspace.backups / f"{path.stem}.{stamp}{path.suffix}"
+    counter = 1
+    while destination.exists():
+        destination = workspace.backups / f"{path.stem}.{stamp}-{counter}{path.suffix}"
+        counter += 1
+    shutil.copy2(path, destination)
+    return destination
+
+
+def reset_exercise(workspace: Workspace, puzzle: Puzzle) -> Path | None:
+    """Restore the stub; returns the backup of the learner's version (None if there was none)."""
+    target = workspace.exercise(puzzle)
+    stub = course_dir("exercises") / puzzle.file
+    backup = back_up(workspace, target) if target.exists() else None
+    if stub.resolve() != target.resolve():
+        shutil.copyfile(stub, target)
+    return backup
+
+
+def reference_solution(puzzle: Puzzle) -> Path:
+    return course_dir("solutions") / puzzle.file
+
+
+def install_solution(workspace: Workspace, puzzle: Puzzle) -> Path:
+    """Put the reference solution next to the learner's work once they solved it."""
+    source = reference_solution(puzzle)
+    target = workspace.solutions / puzzle.file
+    workspace.solutions.mkdir(exist_ok=True)
+    if not target.exists() or not filecmp.cmp(source, target, shallow=False):
+        if source.resolve() != target.resolve():
+            shutil.copyfile(source, target)
+    return target

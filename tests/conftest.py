@@ -1,0 +1,39 @@
+"""Shared fixtures: the course, fresh workspaces, and the CLI runner."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pallas_puzzles.metadata import Course, load_course
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def course() -> Course:
+    return load_course()
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Iterator[Path]:
+    """A fresh workspace made by `init`, with the current directory inside it."""
+    from pallas_puzzles.cli import app
+
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "ws")])
+    assert result.exit_code == 0, result.output
+    previous = Path.cwd()
+    os.chdir(tmp_path / "ws")
+    try:
+        yield tmp_path / "ws"
+    finally:
+        os.chdir(previous)
+
+
+@pytest.fixture()
+def cli() -> CliRunner:
+    return CliRunner()

@@ -1,0 +1,70 @@
+# A deliberate learner mistake for the test suite: the looked-up row is shifted by one (as if indices counted from 1), so index V-1 asks for a row past the end of the table.
+EXPECT_KIND = "oob-block"
+EXPECT_LINE = "idx_ref[i] + 1"
+"""Puzzle 18: gather rows with scalar prefetch (data-dependent BlockSpecs).
+
+So far every index_map was arithmetic on the program ids. Sometimes the
+block a program needs depends on *data*: row ``indices[i]`` of a table, the
+pages of a paged KV cache, the experts a token was routed to. Pallas on TPU
+handles this with *scalar prefetch*: a few small integer arrays are copied
+into the core's scalar memory (SMEM) before the grid starts, and every
+index_map receives refs to them after the program ids. An index_map may
+then read them: ``lambda i, idx_ref: (idx_ref[i], 0)`` means "program i
+gets the block whose row number is stored in indices[i]". Because the
+pipeline knows the next block before the next program starts, the copy of
+the looked-up row still overlaps with the work of the current one.
+
+You ask for it with a grid spec instead of ``grid=``/``in_specs=``:
+
+    pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=1, grid=..., in_specs=[...], out_specs=...)
+
+and pass the prefetched arrays FIRST when you call the kernel. The kernel
+receives them first too: ``kernel(idx_ref, table_ref, z_ref)``. Blocks here
+are single rows. Writing the row dimension of a block shape as ``None``
+*squeezes* it: the block is one row, but the ref the kernel sees has shape
+``(D,)`` instead of ``(1, D)``.
+
+Task: ``z[i, :] = table[indices[i], :]`` for ``indices`` of length N (values
+in ``[0, V)``) and a table of shape ``(V, D)``. One program per index. Fill
+in the grid spec and the kernel.
+"""
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jaxtyping import Array, Float, Int
+
+
+def spec(indices: Int[Array, "N"], table: Float[Array, "V D"]) -> Float[Array, "N D"]:
+    """What the kernel must compute (for reading; the checker has its own copy)."""
+    return table[indices, :]
+
+
+def gather_rows_kernel(idx_ref, table_ref, z_ref):
+    # idx_ref: all the indices (in SMEM); only the index_maps need them here.
+    # table_ref: the one table row the index_map picked, shape (D,).
+    z_ref[...] = table_ref[...]
+
+
+def gather_rows(indices: Int[Array, "N"], table: Float[Array, "V D"]) -> Float[Array, "N D"]:
+    n = indices.shape[0]
+    d = table.shape[1]
+    return pl.pallas_call(
+        gather_rows_kernel,
+        out_shape=jax.ShapeDtypeStruct((n, d), table.dtype),
+        grid_spec=pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1,
+            grid=(n,),
+            # Program i reads table row indices[i] ...
+            in_specs=[pl.BlockSpec((None, d), lambda i, idx_ref: (idx_ref[i] + 1, 0))],
+            # ... and writes output row i.
+            out_specs=pl.BlockSpec((None, d), lambda i, idx_ref: (i, 0)),
+        ),
+    )(indices, table)
+
+
+if __name__ == "__main__":
+    from pallas_puzzles import check_file
+
+    raise SystemExit(check_file(__file__))

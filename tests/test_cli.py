@@ -1,0 +1,230 @@
+"""CLI behaviour through the real Typer app: every command and every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pallas_puzzles.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+BROKEN = REPO / "tests" / "learner_files"
+
+
+def one_sentence(output: str) -> str:
+    """Bad input gets exactly one 'error:' sentence and no traceback."""
+    assert "Traceback" not in output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, output
+    return " ".join(output.split())
+
+
+def solve(workspace: Path, number_file: str) -> None:
+    shutil.copyfile(REPO / "solutions" / number_file, workspace / "exercises" / number_file)
+
+
+def state(workspace: Path) -> dict:
+    return json.loads((workspace / ".pallas_puzzles" / "state.json").read_text())
+
+
+def test_init_writes_a_workspace_and_refuses_to_overwrite(tmp_path, cli, course):
+    target = tmp_path / "ws"
+    result = cli.invoke(app, ["init", str(target)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (target / "exercises").iterdir()) == sorted(p.file for p in course.puzzles)
+    assert (target / "solutions").is_dir() and not any((target / "solutions").iterdir())
+    assert (target / "README.md").is_file()
+    assert state(target)["current"] == course.counted[0].number
+    (target / "exercises" / course.puzzles[-1].file).write_text("# my work\n")
+    again = cli.invoke(app, ["init", str(target)])
+    assert again.exit_code == 2
+    assert "already holds a workspace" in one_sentence(again.output)
+    assert (target / "exercises" / course.puzzles[-1].file).read_text() == "# my work\n"
+
+
+def test_verify_stub_fails_with_a_diff_then_passes_once_solved(workspace, cli):
+    result = cli.invoke(app, ["verify", "1"])
+    assert result.exit_code == 1, result.output
+    assert "never written" in result.output
+    assert "expected" in result.output and "index" in result.output
+    solve(workspace, "01_constant_add.py")
+    result = cli.invoke(app, ["verify", "constant_add", "--backend", "interpret"])
+    assert result.exit_code == 0, result.output
+    assert "passed 3 shape cases" in result.output
+    assert 1 in state(workspace)["solved"]
+    assert (workspace / "solutions" / "01_constant_add.py").is_file()
+
+
+def test_verify_unknown_puzzle(workspace, cli):
+    result = cli.invoke(app, ["verify", "999"])
+    assert result.exit_code == 2
+    assert "There is no puzzle '999'" in one_sentence(result.output)
+
+
+def test_commands_outside_a_workspace(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for args in (["verify", "1"], ["list"], ["hint", "1"], ["reset", "1", "--yes"], ["solution", "1"]):
+        result = cli.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "not inside a pallas-puzzles workspace" in one_sentence(result.output)
+
+
+def test_unknown_backend_name(workspace, cli):
+    result = cli.invoke(app, ["verify", "1", "--backend", "cuda"])
+    assert result.exit_code == 2
+    assert "Unknown backend 'cuda'" in one_sentence(result.output)
+
+
+@pytest.mark.parametrize("backend, install", [("gpu", "jax[cuda12]"), ("tpu", "jax[tpu]")])
+def test_missing_accelerator_is_one_sentence(workspace, cli, backend, install):
+    result = cli.invoke(app, ["verify", "1", "--backend", backend])
+    assert result.exit_code == 2
+    text = one_sentence(result.output)
+    assert f"--backend {backend} needs a" in text and install in text
+
+
+def test_global_backend_option_is_honoured(workspace, cli):
+    result = cli.invoke(app, ["--backend", "tpu", "verify", "1"])
+    assert result.exit_code == 2
+    assert "--backend tpu needs a TPU" in one_sentence(result.output)
+
+
+def test_list_shows_every_puzzle_and_status(workspace, cli, course):
+    solve(workspace, "01_constant_add.py")
+    assert cli.invoke(app, ["verify", "1"]).exit_code == 0
+    result = cli.invoke(app, ["list"])
+    assert result.exit_code == 0
+    for puzzle in course.puzzles:
+        assert puzzle.name in result.output
+    assert "solved" in result.output and "unsolved" in result.output
+    assert f"1/{len(course.counted)} solved" in result.output
+
+
+def test_hints_reveal_one_level_at_a_time_and_say_when_none_are_left(workspace, cli, course):
+    puzzle = course.find(2)
+    seen = []
+    for level in range(1, len(puzzle.hints) + 1):
+        result = cli.invoke(app, ["hint", "2"])
+        assert result.exit_code == 0
+        out = " ".join(result.output.split())
+        assert f"Hint {level}/{len(puzzle.hints)}" in out
+        assert f"Hint {level + 1}/" not in out
+        seen.append(out)
+    assert state(workspace)["hints_seen"]["2"] == len(puzzle.hints)
+    final = cli.invoke(app, ["hint", "constant_add_blocked"])
+    assert final.exit_code == 0
+    assert "No hints left" in final.output
+
+
+def test_reset_backs_up_the_learner_file_first(workspace, cli):
+    exercise = workspace / "exercises" / "02_constant_add_blocked.py"
+    original = exercise.read_text()
+    exercise.write_text("# my precious attempt\n")
+    result = cli.invoke(app, ["reset", "2", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert exercise.read_text() == original
+    backups = list((workspace / ".pallas_puzzles" / "backups").iterdir())
+    assert [b.read_text() for b in backups] == ["# my precious attempt\n"]
+    # A second reset keeps both versions.
+    exercise.write_text("# second attempt\n")
+    assert cli.invoke(app, ["reset", "2", "--yes"]).exit_code == 0
+    assert len(list((workspace / ".pallas_puzzles" / "backups").iterdir())) == 2
+
+
+def test_reset_without_a_terminal_needs_yes(workspace, cli):
+    exercise = workspace / "exercises" / "02_constant_add_blocked.py"
+    exercise.write_text("# keep me\n")
+    result = cli.invoke(app, ["reset", "2"])
+    assert result.exit_code == 2
+    assert "--yes" in one_sentence(result.output)
+    assert exercise.read_text() == "# keep me\n"
+
+
+def test_solution_asks_before_spoiling_an_unsolved_puzzle(workspace, cli, monkeypatch):
+    monkeypatch.setattr("pallas_puzzles.commands.interactive", lambda: True)
+    declined = cli.invoke(app, ["solution", "2"], input="n\n")
+    assert declined.exit_code == 0
+    assert "pl.cdiv(n, B)" not in declined.output
+    accepted = cli.invoke(app, ["solution", "2"], input="y\n")
+    assert accepted.exit_code == 0
+    assert "pl.cdiv(n, B)" in accepted.output
+
+
+def test_solution_of_a_solved_puzzle_needs_no_question(workspace, cli):
+    solve(workspace, "02_constant_add_blocked.py")
+    assert cli.invoke(app, ["verify", "2"]).exit_code == 0
+    result = cli.invoke(app, ["solution", "2"])
+    assert result.exit_code == 0
+    assert "pl.cdiv(n, B)" in result.output
+
+
+def test_corrupt_state_is_recovered_with_a_warning(workspace, cli):
+    (workspace / ".pallas_puzzles" / "state.json").write_text("{not json")
+    result = cli.invoke(app, ["list"])
+    assert result.exit_code == 0
+    assert "warning:" in result.output and "unreadable" in result.output
+    assert state(workspace)["current"] == 1
+    assert (workspace / ".pallas_puzzles" / "state.corrupt.json").read_text() == "{not json"
+
+
+def test_syntax_error_shows_the_learners_line(workspace, cli):
+    exercise = workspace / "exercises" / "01_constant_add.py"
+    exercise.write_text(exercise.read_text().replace("    pass", "    z_ref[...] = x_ref[...] +"))
+    result = cli.invoke(app, ["verify", "1"])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    assert "cannot read your file" in result.output
+    assert "z_ref[...] = x_ref[...] +" in result.output
+
+
+def test_a_hanging_kernel_is_stopped_and_the_checker_recovers(workspace, cli, monkeypatch):
+    monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", "8")
+    exercise = workspace / "exercises" / "01_constant_add.py"
+    good = (REPO / "solutions" / "01_constant_add.py").read_text()
+    exercise.write_text(good.replace(
+        "    z_ref[...] = x_ref[...] + 10.0",
+        # Counts up until float32 stops changing (2**24), then spins forever.
+        "    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
+        "    z_ref[...] = x_ref[...] + 10.0 + 0.0 * spin",
+    ))
+    result = cli.invoke(app, ["verify", "1"])
+    assert result.exit_code == 1
+    assert "was stopped" in result.output
+    exercise.write_text(good)
+    assert cli.invoke(app, ["verify", "1"]).exit_code == 0
+
+
+def test_verify_all_reports_each_puzzle(workspace, cli, course):
+    solve(workspace, "01_constant_add.py")
+    result = cli.invoke(app, ["verify", "--all"])
+    assert result.exit_code == 1
+    assert f"passed, {len(course.counted) - 1} failed" in " ".join(result.output.split())
+
+
+def test_missing_exercise_file_is_one_sentence(workspace, cli):
+    (workspace / "exercises" / "03_outer_add.py").unlink()
+    result = cli.invoke(app, ["verify", "3"])
+    assert result.exit_code == 2
+    assert "reset 3" in one_sentence(result.output)
+
+
+def test_python_dash_m_runs_the_same_app(workspace):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pallas_puzzles", "list"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "constant_add" in done.stdout
+
+
+def test_running_an_exercise_file_checks_it(workspace):
+    import subprocess
+    import sys
+
+    solve(workspace, "01_constant_add.py")
+    done = subprocess.run([sys.executable, "exercises/01_constant_add.py"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "passed" in done.stdout
