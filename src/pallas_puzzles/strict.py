@@ -19,7 +19,6 @@ Outside a session the wrapper is a transparent pass-through.
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
 import itertools
@@ -108,9 +107,22 @@ class StrictSession:
         )
 
 
-_active: contextvars.ContextVar[StrictSession | None] = contextvars.ContextVar(
-    "pallas_puzzles_strict_session", default=None
-)
+class _ActiveSession:
+    """The session being checked, process-wide.
+
+    Not a contextvar: the interpreter's callbacks (and so JAX's error log)
+    run on XLA's own threads, which do not see the checking thread's context.
+    A worker checks one case at a time, so one slot is enough.
+    """
+
+    def __init__(self) -> None:
+        self.session: StrictSession | None = None
+
+    def get(self) -> StrictSession | None:
+        return self.session
+
+
+_active = _ActiveSession()
 
 
 class _CallbackErrorCatcher(logging.Handler):
@@ -131,7 +143,8 @@ class session_scope:
         self._logger = logging.getLogger("jax._src.callback")
 
     def __enter__(self) -> StrictSession:
-        self._token = _active.set(self.session)
+        self._previous = _active.session
+        _active.session = self.session
         self._saved = (self._logger.propagate, self._logger.level)
         self._logger.addHandler(self._handler)
         self._logger.propagate = False
@@ -142,7 +155,7 @@ class session_scope:
         self._logger.removeHandler(self._handler)
         self._logger.propagate, level = self._saved
         self._logger.setLevel(level)
-        _active.reset(self._token)
+        _active.session = self._previous
 
 
 # --------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-# A deliberate learner mistake for the test suite: the dot has no preferred_element_type, so it returns bf16 and the cast to float32 comes after the digits are gone.
-EXPECT_KIND = "mismatch-wrong"
-EXPECT_LINE = ""
+# A deliberate learner mistake for the test suite: the float32 result is cast back to bf16 'to match the inputs' before it is stored into the float32 output.
+EXPECT_KIND = "error"
+EXPECT_LINE = "astype(jnp.bfloat16)"
 """Puzzle 20: a bfloat16 matmul that accumulates in float32.
 
 bfloat16 (bf16) keeps float32's 8-bit exponent but only 8 bits of mantissa:
@@ -14,9 +14,10 @@ fits exactly in float32, so the only rounding left is float32's own.
 
 Without ``preferred_element_type``, ``jnp.dot`` of two bf16 arrays returns
 bf16: the result is rounded to 8 bits of mantissa and a later
-``.astype(jnp.float32)`` cannot bring the lost digits back. Likewise, the
-output array must be declared float32 in ``out_shape``; ``x.dtype`` would be
-bf16.
+``.astype(jnp.float32)`` cannot bring the lost digits back on a TPU or GPU.
+(The CPU checker may not notice that one: XLA on CPU is free to fuse the cast
+into the dot. Write ``preferred_element_type`` anyway.) Likewise, the output
+array must be declared float32 in ``out_shape``; ``x.dtype`` would be bf16.
 
 Each program computes one ``(BM, BN)`` block of ``z = x @ y``, reading a
 ``(BM, K)`` strip of x and a ``(K, BN)`` strip of y (K is small enough to
@@ -42,7 +43,7 @@ def spec(x: BFloat16[Array, "M K"], y: BFloat16[Array, "K N"]) -> Float[Array, "
 
 def bf16_matmul_kernel(x_ref, y_ref, z_ref):
     # x_ref: (BM, K) bf16, y_ref: (K, BN) bf16, z_ref: (BM, BN) float32.
-    z_ref[...] = jnp.dot(x_ref[...], y_ref[...]).astype(jnp.float32)
+    z_ref[...] = jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32).astype(jnp.bfloat16)
 
 
 def bf16_matmul(x: BFloat16[Array, "M K"], y: BFloat16[Array, "K N"]) -> Float[Array, "M N"]:
