@@ -23,9 +23,10 @@ MISMATCH_MEANING = {
         "writes its whole block."
     ),
     "nan": (
-        "NaN where the spec has a number: a value read from the padding of a block that hangs "
-        "over the array edge (NaN in interpret mode; garbage on real hardware) reached the "
-        "output. Mask the padding with jnp.where before it is reduced or mixed into other elements."
+        "NaN where the spec has a number. Interpret mode fills two kinds of memory with NaN: the "
+        "padding of a block that hangs over the array edge, and scratch or accumulator buffers "
+        "before their first write. Mask padding with jnp.where before it is reduced or mixed into "
+        "other elements, and initialise accumulators (pl.when on the first step) before adding to them."
     ),
     "huge": (
         "Huge values: the kernel read an output or scratch ref before writing it, and "

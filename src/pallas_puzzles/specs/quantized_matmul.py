@@ -42,6 +42,8 @@ def make_inputs(sizes: dict[str, int], rng: np.random.Generator) -> tuple[np.nda
     n0, mid, n1 = sizes["N0"], sizes["MID"], sizes["N1"]
     assert mid % (8 * GROUP) == 0, "MID must be a multiple of 8 * GROUP"
     groups = mid // GROUP
+    derived = {"G": groups, "OW": groups // 8, "WW": mid // 8}
+    assert all(sizes.get(k, v) == v for k, v in derived.items()), f"derived sizes must be {derived}"
     scale = rng.uniform(0.01, 0.1, size=(n0, groups)).astype(np.float32)
     offset = pack(rng.integers(0, 16, size=(n0, groups)))
     weight = pack(rng.integers(0, 16, size=(n0, mid)))
