@@ -11,9 +11,10 @@ fits exactly in float32, so the only rounding left is float32's own.
 
 Without ``preferred_element_type``, ``jnp.dot`` of two bf16 arrays returns
 bf16: the result is rounded to 8 bits of mantissa and a later
-``.astype(jnp.float32)`` cannot bring the lost digits back. Likewise, the
-output array must be declared float32 in ``out_shape``; ``x.dtype`` would be
-bf16.
+``.astype(jnp.float32)`` cannot bring the lost digits back on a TPU or GPU.
+(The CPU checker may not notice that one: XLA on CPU is free to fuse the cast
+into the dot. Write ``preferred_element_type`` anyway.) Likewise, the output
+array must be declared float32 in ``out_shape``; ``x.dtype`` would be bf16.
 
 Each program computes one ``(BM, BN)`` block of ``z = x @ y``, reading a
 ``(BM, K)`` strip of x and a ``(K, BN)`` strip of y (K is small enough to

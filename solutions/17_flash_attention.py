@@ -40,8 +40,8 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jaxtyping import Array, Float
 
-BQ = 16  # queries per program
-BK = 16  # keys (and values) per step of the loop
+BQ = 32  # queries per program
+BK = 32  # keys (and values) per step of the loop
 
 
 def spec(q: Float[Array, "T D"], k: Float[Array, "S D"], v: Float[Array, "S D"]) -> Float[Array, "T D"]:

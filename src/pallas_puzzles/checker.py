@@ -42,13 +42,22 @@ def load_learner_module(path: Path) -> ModuleType:
     return module
 
 
-def _output_info(session: strict.StrictSession, shape: tuple[int, ...]) -> strict.BlockInfo | None:
-    """The BlockSpec of the (last) pallas_call output with the result's shape."""
+def _output_layout(session: strict.StrictSession, shape: tuple[int, ...]) -> tuple[tuple[int, ...] | None, np.ndarray | None]:
+    """Block shape and coverage of the pallas_call output that produced a result of `shape`.
+
+    Under jax.vmap the recorded call has the per-example shape: its trailing
+    dimensions match and the coverage repeats over the batch dimensions.
+    """
     for record in reversed(session.calls):
         for out in record.outputs:
-            if out.array_shape == shape:
-                return out
-    return None
+            lead = len(shape) - len(out.array_shape)
+            if lead < 0 or tuple(shape[lead:]) != out.array_shape:
+                continue
+            block = tuple(size for _, size in out.block_dims) if out.block_dims else None
+            block = (1,) * lead + block if block is not None else None
+            covered = np.broadcast_to(out.covered, shape) if out.covered is not None else None
+            return block, covered
+    return None, None
 
 
 def _shape_finding(expected: np.ndarray, got: Any) -> Finding | None:
@@ -90,11 +99,32 @@ def run_case(puzzle: Puzzle, entry: Any, sizes: dict[str, int], index: int, back
     if shape_problem is not None:
         return CaseResult(label=label, passed=False, finding=shape_problem, seconds=time.perf_counter() - start)
     got_np = np.asarray(got)
-    out = _output_info(session, tuple(expected.shape))
-    block = tuple(size for _, size in out.block_dims) if out is not None and out.block_dims else None
-    covered = out.covered if out is not None else None
+    block, covered = _output_layout(session, tuple(expected.shape))
     mismatch = compare(expected, got_np, puzzle.rtol, puzzle.atol, block, covered)
     return CaseResult(label=label, passed=mismatch is None, mismatch=mismatch, seconds=time.perf_counter() - start)
+
+
+def lower_case(puzzle: Puzzle, entry: Any, sizes: dict[str, int], index: int, backend: str,
+               learner_file: Path) -> CaseResult:
+    """Cross-lower for a TPU on this machine: Pallas's Mosaic lowering and its block-shape rules."""
+    import jax
+
+    from pallas_puzzles import tpu_lowering
+
+    label = specs.case_label(sizes)
+    start = time.perf_counter()
+    inputs = specs.make_inputs(puzzle, sizes, index)
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
+    session = strict.StrictSession(backend=backend, learner_file=str(learner_file), allow_revisits=puzzle.sequential_grid)
+    try:
+        with strict.session_scope(session), tpu_lowering.target_tpu():
+            jax.jit(entry).trace(*shapes).lower(lowering_platforms=("tpu",))
+    except strict.StrictViolation as exc:
+        return CaseResult(label=label, passed=False, finding=exc.finding, seconds=time.perf_counter() - start)
+    except Exception as exc:
+        finding = tpu_lowering.explain(exc, session)
+        return CaseResult(label=label, passed=False, finding=finding, seconds=time.perf_counter() - start)
+    return CaseResult(label=label, passed=True, seconds=time.perf_counter() - start)
 
 
 def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: str, fail_fast: bool = True) -> CheckResult:
@@ -119,9 +149,11 @@ def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: str, fail_fast: bo
                     explanation="Keep the launcher function's name and arguments as the exercise gives them.",
                 )
             else:
-                cases = puzzle.cases_for(backend)
+                lowering_only = backend == "tpu-lower"
+                cases = puzzle.cases_for("tpu" if lowering_only else backend)
+                run = lower_case if lowering_only else run_case
                 for index, sizes in enumerate(cases):
-                    case = run_case(puzzle, entry, sizes, index, backend, learner_file)
+                    case = run(puzzle, entry, sizes, index, backend, learner_file)
                     result.cases.append(case)
                     if not case.passed and fail_fast:
                         result.skipped_cases = len(cases) - index - 1

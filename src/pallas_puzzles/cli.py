@@ -90,6 +90,24 @@ def verify(
 
 
 @app.command()
+def lower(
+    puzzle: PuzzleArgument = None,
+    all_: Annotated[bool, typer.Option("--all", help="Check every puzzle that runs on a TPU.")] = False,
+    solutions: Annotated[bool, typer.Option("--solutions", help="Check the reference solutions instead of your files.")] = False,
+) -> None:
+    """Without a TPU: check that a kernel lowers for one (Mosaic's block rules), on this machine."""
+    console = render.make_console()
+    _run(lambda: commands.cmd_lower(console, puzzle, all_, solutions))
+
+
+@app.command()
+def doctor() -> None:
+    """Report Python, JAX, devices, the backend `auto` picks, the cache, the watcher and the workspace."""
+    console = render.make_console()
+    _run(lambda: commands.cmd_doctor(console))
+
+
+@app.command()
 def hint(puzzle: PuzzleArgument = None) -> None:
     """Show the next hint level for a puzzle."""
     console = render.make_console()

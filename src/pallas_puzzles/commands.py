@@ -84,7 +84,12 @@ def cmd_verify(console: Console, key: str | None, check_all: bool, backend: str,
         puzzles = [course.find(key) if key is not None else course.find(state.current)]
     with Worker(backend) as worker:
         resolved = worker.start()
-        render.info(console, f"Checking on the {resolved} backend…")
+        if worker.warning:
+            render.warning(console, worker.warning)
+        if resolved == "tpu-lower":
+            render.info(console, "Checking that kernels lower for a TPU (Mosaic's lowering, cross-compiled on this machine)…")
+        else:
+            render.info(console, f"Checking on the {resolved} backend…")
         failures = 0
         for puzzle in puzzles:
             if check_all and not puzzle.supports(resolved):
@@ -101,6 +106,19 @@ def cmd_verify(console: Console, key: str | None, check_all: bool, backend: str,
         total = len(puzzles)
         render.info(console, f"{total - failures} passed, {failures} failed")
     return EXIT_PASS if failures == 0 else EXIT_FAIL
+
+
+def cmd_lower(console: Console, key: str | None, check_all: bool, solutions: bool) -> int:
+    """Check, without a TPU, that kernels lower for one (see tpu_lowering)."""
+    return cmd_verify(console, key, check_all, "tpu-lower", solutions)
+
+
+def cmd_doctor(console: Console) -> int:
+    from pallas_puzzles.doctor import diagnose_installation
+
+    report = diagnose_installation()
+    render.render_doctor(console, report)
+    return EXIT_PASS if report.healthy else EXIT_FAIL
 
 
 def verify_file(path: str) -> int:

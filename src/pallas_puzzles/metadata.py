@@ -61,7 +61,7 @@ class Puzzle:
         return self.cases.get(backend) or self.cases["interpret"]
 
     def supports(self, backend: str) -> bool:
-        return backend in self.backends
+        return ("tpu" if backend == "tpu-lower" else backend) in self.backends
 
 
 @dataclass(frozen=True)

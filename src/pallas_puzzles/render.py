@@ -258,3 +258,21 @@ def render_watch_header(console: Console, puzzle: Puzzle, file: Path, solved: in
         console.print(Text("keys: h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
     else:
         console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · q quit", style="dim"))
+
+
+def render_doctor(console: Console, report: object) -> None:
+    table = Table(title="pallas-puzzles doctor", show_header=False)
+    table.add_column("item", style="bold", no_wrap=True)
+    table.add_column("value")
+    table.add_column("", no_wrap=True)
+    for line in report.lines:  # type: ignore[attr-defined]
+        mark = Text("ok", style="green") if line.ok else Text("problem", style="bold red")
+        value = Text(line.value)
+        if line.fix:
+            value.append("\n→ " + line.fix, style="yellow")
+        table.add_row(line.item, value, mark)
+    console.print(table)
+    if report.healthy:  # type: ignore[attr-defined]
+        console.print(Text("Everything needed is in place.", style="green"))
+    else:
+        console.print(Text("Fix the problems above, then run `pallas-puzzles doctor` again.", style="bold red"))

@@ -281,6 +281,8 @@ def run_watch(console: Console, workspace: Workspace, course: Course, state: Sta
     with Worker(backend) as worker:
         console.print("Starting JAX…", style="dim")
         resolved = worker.start()
+        if worker.warning:
+            render.warning(console, worker.warning)
         handler = PuzzleFileHandler({p.file for p in course.puzzles}, events)
         observer, how = start_observer(workspace.exercises, handler, poll)
         console.print(f"Backend: {resolved} · watching {workspace.exercises} · file watcher: {how}", style="dim")

@@ -28,6 +28,11 @@ def serve(conn: Connection, requested: str) -> None:
 
     backends.prepare_environment(requested)
     try:
+        import jax
+
+        error, warning = backends.jax_version_verdict(jax.__version__)
+        if error:
+            raise UserError(error)
         backends.configure_jax()
         backend = backends.resolve(requested)
         from pallas_puzzles import strict
@@ -39,7 +44,7 @@ def serve(conn: Connection, requested: str) -> None:
     except Exception as exc:  # a broken jax install: say so in one line
         conn.send(("error", f"JAX failed to start ({type(exc).__name__}: {exc}); run `pallas-puzzles doctor`."))
         return
-    conn.send(("ready", backend))
+    conn.send(("ready", backend, warning))
 
     from pallas_puzzles.checker import check_puzzle
     from pallas_puzzles.metadata import load_course
@@ -70,6 +75,7 @@ class Worker:
     def __init__(self, requested: str) -> None:
         self.requested = requested
         self.backend = ""
+        self.warning: str | None = None
         self.restarts = 0
         self._process: Any = None
         self._conn: Connection | None = None
@@ -85,7 +91,7 @@ class Worker:
             self.stop()
             raise UserError("The checker process did not start within three minutes; run `pallas-puzzles doctor`.")
         try:
-            kind, value = parent.recv()
+            kind, value, *rest = parent.recv()
         except EOFError:
             self.stop()
             raise UserError("The checker process died while starting JAX; run `pallas-puzzles doctor`.") from None
@@ -93,6 +99,7 @@ class Worker:
             self.stop()
             raise UserError(value)
         self.backend = value
+        self.warning = rest[0] if rest else None
         return value
 
     def ensure_started(self) -> None:

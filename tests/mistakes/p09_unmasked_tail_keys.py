@@ -31,9 +31,9 @@ chunk holds padding (NaN in interpret mode): give padded keys a score of -inf
 (their weight ``exp(-inf)`` is then 0) and replace padded values with 0, since
 ``0 * NaN`` is still NaN.
 
-Task: write the kernel so that ``z = flash_attention_scalar(q, k, v)`` for
-vectors ``q``, ``k``, ``v`` of length ``T``, returning ``z`` of length ``T``.
-The launcher is given.
+Task: write the kernel. ``flash_attention_scalar(q, k, v)`` takes three
+vectors of length ``T`` and returns ``z``, also of length ``T``. The launcher
+is given.
 """
 
 import functools

@@ -1,0 +1,100 @@
+"""`pallas-puzzles doctor`: what is installed, what works, and how to fix what does not."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pallas_puzzles import __version__, backends
+from pallas_puzzles.errors import UserError
+
+
+@dataclass(frozen=True)
+class Line:
+    item: str
+    value: str
+    ok: bool = True
+    fix: str = ""
+
+
+@dataclass
+class Report:
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return all(line.ok for line in self.lines)
+
+    def add(self, item: str, value: str, ok: bool = True, fix: str = "") -> None:
+        self.lines.append(Line(item, value, ok, fix))
+
+
+def _watcher() -> tuple[str, bool, str]:
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers import Observer
+
+    with tempfile.TemporaryDirectory() as folder:
+        observer = Observer()
+        try:
+            observer.schedule(FileSystemEventHandler(), folder, recursive=False)
+            observer.start()
+        except Exception as exc:
+            return f"{type(observer).__name__} failed ({exc}); watch falls back to polling", True, ""
+        observer.stop()
+        observer.join(timeout=2)
+    return type(observer).__name__, True, ""
+
+
+def diagnose_installation() -> Report:
+    report = Report()
+    python_ok = sys.version_info >= (3, 11)
+    report.add("Python", sys.version.split()[0], python_ok, "" if python_ok else "Install Python 3.11 or newer.")
+    report.add("pallas-puzzles", f"{__version__} ({Path(__file__).resolve().parent})")
+    try:
+        from pallas_puzzles.workspace import course_dir
+
+        report.add("course files", str(course_dir("exercises").parent))
+    except UserError as exc:
+        report.add("course files", "missing", False, exc.message)
+    backends.prepare_environment("auto")
+    try:
+        import jax
+        import jaxlib
+    except Exception as exc:  # a broken install is exactly what doctor is for
+        report.add("jax", f"cannot be imported ({type(exc).__name__}: {exc})", False,
+                   'Reinstall it: pip install -U "jax>=0.10.2" jaxlib')
+        return report
+    error, warning = backends.jax_version_verdict(jax.__version__)
+    report.add("jax", jax.__version__, error is None, error or warning or "")
+    report.add("jaxlib", jaxlib.__version__, jaxlib.__version__ == jax.__version__,
+               "" if jaxlib.__version__ == jax.__version__ else "jax and jaxlib differ: pip install -U jax jaxlib")
+    try:
+        devices = ", ".join(sorted({f"{d.platform}:{d.device_kind}" for d in jax.devices()}))
+        report.add("devices", devices)
+        report.add("auto backend", backends.resolve("auto"))
+    except Exception as exc:
+        report.add("devices", f"JAX cannot list devices ({exc})", False, "Reinstall jax for your platform.")
+    cache = backends.cache_dir()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        report.add("compile cache", f"{cache} (safe to delete)")
+    except OSError as exc:
+        report.add("compile cache", f"{cache} is not writable ({exc})", False,
+                   "Set PALLAS_PUZZLES_CACHE_DIR to a writable folder.")
+    try:
+        from jax._src.mesh import AbstractDevice  # noqa: F401
+
+        report.add("TPU lowering check", "available (`pallas-puzzles lower N`)")
+    except ImportError:
+        report.add("TPU lowering check", "not available with this jax", True)
+    watcher, ok, fix = _watcher()
+    report.add("file watcher", watcher, ok, fix)
+    try:
+        from pallas_puzzles.workspace import find_workspace
+
+        report.add("workspace", str(find_workspace().root))
+    except UserError:
+        report.add("workspace", "none here (create one with `pallas-puzzles init DIR`)")
+    return report

@@ -1,0 +1,66 @@
+"""Checking, without a TPU, that a kernel lowers for one.
+
+`jax.jit(f).trace(...).lower(lowering_platforms=("tpu",))` runs Pallas's
+Mosaic TPU lowering on the CPU, with its block-shape rules. Some rules depend
+on the TPU generation, so the lowering targets an abstract TPU v5e. This does
+not run Mosaic's final compiler (that lives in libtpu), so a kernel that
+lowers here can still, rarely, be rejected on a real TPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+from pallas_puzzles.diagnose import learner_frames
+from pallas_puzzles.results import Finding
+from pallas_puzzles.strict import StrictSession
+
+TARGET_DEVICE_KIND = "TPU v5 lite"
+
+TPU_MEANINGS: tuple[tuple[str, str], ...] = (
+    (r"divisible by 8 and 128",
+     "On a TPU the last two dimensions of every block must be multiples of 8 and 128 (sublanes and "
+     "lanes of a vector register), or equal to the whole array's dimensions. Pick blocks such as "
+     "(8, 128) or (16, 256)."),
+    (r"rank 1 block shapes",
+     "On a TPU a 1-D block must be the whole array, a multiple of 1024, or a power of two of at least 128."),
+    (r"Unimplemented primitive",
+     "This operation has no Mosaic TPU lowering; express it with supported operations (for example a "
+     "cumulative sum as a matmul with a triangular matrix)."),
+    (r"Not implemented|not supported|Unsupported",
+     "Mosaic TPU does not support this construct; the message above names it."),
+)
+
+
+@contextlib.contextmanager
+def target_tpu() -> Iterator[None]:
+    """Make the lowering believe it targets a TPU v5e."""
+    import jax
+
+    try:
+        from jax._src.mesh import AbstractDevice
+    except ImportError:  # a JAX without abstract devices: lower for whatever is current
+        yield
+        return
+    device = AbstractDevice(device_kind=TARGET_DEVICE_KIND, num_cores=1, platform="tpu")
+    mesh = jax.sharding.AbstractMesh((1,), ("tpu",), abstract_device=device)
+    with jax.sharding.use_abstract_mesh(mesh):
+        yield
+
+
+def explain(exc: BaseException, session: StrictSession) -> Finding:
+    text = str(exc)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+    meaning = next((m for pattern, m in TPU_MEANINGS if re.search(pattern, text)), "")
+    where = learner_frames(exc, session.learner_file)
+    if not where and session.calls and session.calls[-1].call_line is not None:
+        where = (session.calls[-1].call_line,)
+    return Finding(
+        kind="tpu-lowering",
+        title=f"This kernel would not compile for a TPU: {first[:400]}",
+        explanation=meaning,
+        where=where,
+        detail=text,
+    )
