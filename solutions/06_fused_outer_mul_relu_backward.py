@@ -28,8 +28,8 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jaxtyping import Array, Float
 
-B0 = 32  # block length along the columns (index i)
-B1 = 16  # block length along the rows (index j)
+B0 = 128  # block length along the columns (index i)
+B1 = 128  # block length along the rows (index j)
 
 
 def spec(

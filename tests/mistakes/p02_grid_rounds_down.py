@@ -15,7 +15,7 @@ the end of the array. Pallas still hands the kernel a full block: what it
 reads past the end is garbage (NaN in interpret mode), and what it writes
 there is dropped. For an elementwise kernel that is harmless.
 
-Task: ``z = x + 10`` for a vector of any length N, in blocks of B = 32.
+Task: ``z = x + 10`` for a vector of any length N, in blocks of B = 128.
 Fill in the grid, the two BlockSpecs and the kernel.
 """
 
@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jaxtyping import Array, Float
 
-B = 32  # elements per block
+B = 128  # elements per block (TPUs want 1-D blocks of at least 128)
 
 
 def spec(x: Float[Array, "N"]) -> Float[Array, "N"]:

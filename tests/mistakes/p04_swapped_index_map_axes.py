@@ -22,8 +22,8 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jaxtyping import Array, Float
 
-B0 = 32  # block length along x (the columns of z)
-B1 = 16  # block length along y (the rows of z)
+B0 = 128  # block length along x (the columns of z)
+B1 = 128  # block length along y (the rows of z)
 
 
 def spec(x: Float[Array, "N0"], y: Float[Array, "N1"]) -> Float[Array, "N1 N0"]:

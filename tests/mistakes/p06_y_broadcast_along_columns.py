@@ -1,6 +1,6 @@
-# A deliberate learner mistake for the test suite: broadcasts y as a row (y[None, :]), as x was in puzzle 5; the (1, B1) row cannot line up with a (B1, B0) block, and tracing fails where it meets x.
-EXPECT_KIND = "error"
-EXPECT_LINE = "jnp.where(x * y > 0, y * dz_ref[...], 0.0)"
+# A deliberate learner mistake for the test suite: y is broadcast along the columns (y[None, :]) instead of down the rows, so row j is scaled by the wrong y values.
+EXPECT_KIND = "mismatch-wrong"
+EXPECT_LINE = ""
 """Puzzle 6: the backward pass of a fused kernel.
 
 Training needs gradients. The forward pass here is
@@ -31,8 +31,8 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jaxtyping import Array, Float
 
-B0 = 32  # block length along the columns (index i)
-B1 = 16  # block length along the rows (index j)
+B0 = 128  # block length along the columns (index i)
+B1 = 128  # block length along the rows (index j)
 
 
 def spec(

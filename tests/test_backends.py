@@ -1,0 +1,149 @@
+"""Backend selection, the JAX version gate, the TPU lowering check and doctor."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pallas_puzzles import backends
+from pallas_puzzles.checker import check_puzzle
+from pallas_puzzles.cli import app
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.metadata import load_course
+
+REPO = Path(__file__).resolve().parents[1]
+COURSE = load_course()
+TPU_PUZZLES = [pytest.param(p, id=p.label) for p in COURSE.puzzles if p.supports("tpu")]
+
+
+@pytest.fixture()
+def devices(monkeypatch):
+    """Pretend JAX sees the given accelerator platforms."""
+    chosen: dict[str, object] = {"present": set(), "gpu_lowering": 0}
+
+    def platforms() -> set[str]:
+        return set(chosen["present"])
+
+    def gpu_lowering() -> None:
+        chosen["gpu_lowering"] = int(chosen["gpu_lowering"]) + 1
+
+    monkeypatch.setattr(backends, "_platforms", platforms)
+    monkeypatch.setattr(backends, "select_gpu_lowering", gpu_lowering)
+    return chosen
+
+
+@pytest.mark.parametrize("present, expected", [(set(), "interpret"), ({"gpu"}, "gpu"), ({"tpu"}, "tpu")])
+def test_auto_picks_the_accelerator_jax_sees(devices, present, expected):
+    devices["present"] = present
+    assert backends.resolve("auto") == expected
+    assert devices["gpu_lowering"] == (1 if expected == "gpu" else 0)
+
+
+def test_interpret_never_asks_for_devices(devices):
+    devices["present"] = {"gpu"}
+    assert backends.resolve("interpret") == "interpret"
+
+
+@pytest.mark.parametrize("backend, fragment", [("gpu", 'pip install -U "jax[cuda12]"'), ("tpu", "pallas-puzzles lower N")])
+def test_a_missing_backend_names_what_is_missing_and_the_fix(devices, backend, fragment):
+    with pytest.raises(UserError) as caught:
+        backends.resolve(backend)
+    message = caught.value.message
+    assert f"--backend {backend} needs a {backend.upper()}" in message and fragment in message
+    assert message.count("\n") == 0
+
+
+def test_present_gpu_uses_the_triton_lowering(devices):
+    devices["present"] = {"gpu"}
+    assert backends.resolve("gpu") == "gpu" and devices["gpu_lowering"] == 1
+
+
+@pytest.mark.parametrize("version, error, warning", [
+    ("0.9.0", True, False), ("0.10.1", True, False), ("0.10.2", False, False),
+    ("0.11.3", False, False), ("0.12.0.1", False, False), ("0.13.0", False, True),
+])
+def test_jax_version_gate(version, error, warning):
+    found_error, found_warning = backends.jax_version_verdict(version)
+    assert bool(found_error) == error and bool(found_warning) == warning
+    if error:
+        assert "pip install" in found_error
+
+
+def test_installed_jax_passes_the_gate():
+    import jax
+
+    assert backends.jax_version_verdict(jax.__version__)[0] is None
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(UserError):
+        backends.validate("metal")
+
+
+@pytest.mark.parametrize("puzzle", TPU_PUZZLES)
+def test_every_tpu_capable_solution_lowers_for_a_tpu(puzzle):
+    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, "tpu-lower", fail_fast=False)
+    assert result.passed, [(c.label, c.finding) for c in result.cases if not c.passed]
+    assert len(result.cases) == len(puzzle.cases_for("tpu"))
+
+
+def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):
+    puzzle = COURSE.find("tiled_transpose")
+    source = (REPO / "solutions" / puzzle.file).read_text()
+    assert "BM = 128" in source
+    bad = tmp_path / puzzle.file
+    bad.write_text(source.replace("BM = 128", "BM = 100"))
+    result = check_puzzle(puzzle, bad, "tpu-lower")
+    assert not result.passed
+    finding = result.first_failure.finding
+    assert finding.kind == "tpu-lowering"
+    assert "would not compile for a TPU" in finding.title
+    assert "multiples of 8 and 128" in finding.explanation
+    # The same kernel still passes on the interpreter: the rule is the TPU's, not Pallas's.
+    assert check_puzzle(puzzle, bad, "interpret", fail_fast=False).passed
+
+
+def test_lower_command_passes_a_solution_and_rejects_a_bad_block(workspace, cli):
+    assert cli.invoke(app, ["lower", "13", "--solutions"]).exit_code == 0
+    exercise = workspace / "exercises" / "13_tiled_transpose.py"
+    shutil.copyfile(REPO / "solutions" / "13_tiled_transpose.py", exercise)
+    exercise.write_text(exercise.read_text().replace("BM = 128", "BM = 100"))
+    result = cli.invoke(app, ["lower", "13"])
+    assert result.exit_code == 1
+    assert "would not compile for a TPU" in " ".join(result.output.split())
+
+
+def test_a_puzzle_that_cannot_run_on_a_backend_says_so():
+    from pallas_puzzles.commands import _require_backend_support
+
+    no_gpu = next(p for p in COURSE.puzzles if not p.supports("gpu"))
+    with pytest.raises(UserError) as caught:
+        _require_backend_support(no_gpu, "gpu")
+    assert f"Puzzle {no_gpu.number}" in caught.value.message and "runs on: interpret" in caught.value.message
+    tpu_idiom = next(p for p in COURSE.puzzles if p.tpu_only_idiom)
+    with pytest.raises(UserError) as caught:
+        _require_backend_support(tpu_idiom, "gpu")
+    assert tpu_idiom.tpu_only_idiom in caught.value.message
+
+
+def test_doctor_reports_jax_the_backend_and_the_cache(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PALLAS_PUZZLES_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "250")
+    result = cli.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    for item in ("jax", "jaxlib", "auto backend", "interpret", "compile cache", str(tmp_path / "cache"), "file watcher", "workspace"):
+        assert item in result.output
+    assert "Everything needed is in place" in result.output
+
+
+def test_doctor_fails_with_a_fix_for_an_old_jax(cli, tmp_path, monkeypatch):
+    import jax
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(jax, "__version__", "0.9.1")
+    result = cli.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert "pip install -U" in result.output
