@@ -228,3 +228,27 @@ def test_running_an_exercise_file_checks_it(workspace):
     done = subprocess.run([sys.executable, "exercises/01_constant_add.py"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "passed" in done.stdout
+
+
+def test_reset_in_the_source_checkout_restores_from_git(tmp_path, cli, monkeypatch):
+    """The checkout is a workspace too; its pristine stubs come from git, after a backup."""
+    import subprocess
+
+    checkout = tmp_path / "checkout"
+    (checkout / "src" / "pallas_puzzles").mkdir(parents=True)
+    (checkout / "src" / "pallas_puzzles" / "puzzles.toml").write_text("# marker\n")
+    (checkout / "exercises").mkdir()
+    original = (REPO / "exercises" / "01_constant_add.py").read_text()
+    (checkout / "exercises" / "01_constant_add.py").write_text(original)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run(git + ["init", "-q"], cwd=checkout, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=checkout, check=True)
+    subprocess.run(git + ["commit", "-qm", "init"], cwd=checkout, check=True)
+    monkeypatch.chdir(checkout / "exercises")
+    monkeypatch.setattr("pallas_puzzles.workspace.course_dir", lambda kind: checkout / kind)
+    (checkout / "exercises" / "01_constant_add.py").write_text("# edited in the checkout\n")
+    result = cli.invoke(app, ["reset", "1", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert (checkout / "exercises" / "01_constant_add.py").read_text() == original
+    backups = list((checkout / ".pallas_puzzles" / "backups").iterdir())
+    assert [b.read_text() for b in backups] == ["# edited in the checkout\n"]

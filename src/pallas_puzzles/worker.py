@@ -7,8 +7,9 @@ replaced, and the learner is told so.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import subprocess
+import sys
 import time
 import traceback
 from multiprocessing.connection import Connection
@@ -22,8 +23,8 @@ from pallas_puzzles.results import CheckResult, Finding
 STARTUP_TIMEOUT = 180.0
 
 
-def serve(conn: Connection, requested: str) -> None:
-    """The worker's main loop (runs in the child)."""
+def serve(conn: Any, requested: str) -> None:
+    """The worker's main loop (runs in the child); `conn` has send() and recv()."""
     from pallas_puzzles import backends
 
     backends.prepare_environment(requested)
@@ -69,6 +70,26 @@ def serve(conn: Connection, requested: str) -> None:
         conn.send(("result", result))
 
 
+class _Duplex:
+    """One read and one write pipe end, used like a two-way Connection."""
+
+    def __init__(self, reader: Connection, writer: Connection) -> None:
+        self.reader, self.writer = reader, writer
+
+    def send(self, message: Any) -> None:
+        self.writer.send(message)
+
+    def recv(self) -> Any:
+        return self.reader.recv()
+
+    def poll(self, timeout: float) -> bool:
+        return self.reader.poll(timeout)
+
+    def close(self) -> None:
+        self.reader.close()
+        self.writer.close()
+
+
 class Worker:
     """Parent-side handle on the worker process."""
 
@@ -77,21 +98,29 @@ class Worker:
         self.backend = ""
         self.warning: str | None = None
         self.restarts = 0
-        self._process: Any = None
-        self._conn: Connection | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._conn: _Duplex | None = None
 
     def start(self) -> str:
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        self._process = context.Process(target=serve, args=(child, self.requested), daemon=True)
-        self._process.start()
-        child.close()
-        self._conn = parent
-        if not parent.poll(STARTUP_TIMEOUT):
+        # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
+        # re-runs the parent's main module in the child (slow, and it breaks
+        # scripts without a __main__ guard).
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "pallas_puzzles.worker", str(to_child_r), str(from_child_w), self.requested],
+            pass_fds=(to_child_r, from_child_w),
+            stdin=subprocess.DEVNULL,
+        )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._conn = _Duplex(Connection(from_child_r, writable=False), Connection(to_child_w, readable=False))
+        conn = self._conn
+        if not conn.poll(STARTUP_TIMEOUT):
             self.stop()
             raise UserError("The checker process did not start within three minutes; run `pallas-puzzles doctor`.")
         try:
-            kind, value, *rest = parent.recv()
+            kind, value, *rest = conn.recv()
         except EOFError:
             self.stop()
             raise UserError("The checker process died while starting JAX; run `pallas-puzzles doctor`.") from None
@@ -103,7 +132,7 @@ class Worker:
         return value
 
     def ensure_started(self) -> None:
-        if self._process is None or not self._process.is_alive():
+        if self._process is None or self._process.poll() is not None:
             self.start()
 
     def check(self, puzzle: Puzzle, file: Path, fail_fast: bool = True) -> CheckResult:
@@ -151,10 +180,11 @@ class Worker:
             except (OSError, BrokenPipeError):
                 pass
         if self._process is not None:
-            self._process.join(timeout=0.5)
-            if self._process.is_alive():
+            try:
+                self._process.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
                 self._process.kill()
-                self._process.join(timeout=5)
+                self._process.wait(timeout=5)
         if self._conn is not None:
             self._conn.close()
         self._process, self._conn = None, None
@@ -164,3 +194,17 @@ class Worker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main(argv: list[str]) -> None:
+    """Entry point of the child: `python -m pallas_puzzles.worker READ_FD WRITE_FD BACKEND`."""
+    read_fd, write_fd, requested = int(argv[1]), int(argv[2]), argv[3]
+    conn = _Duplex(Connection(read_fd, writable=False), Connection(write_fd, readable=False))
+    try:
+        serve(conn, requested)
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import filecmp
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -123,13 +124,29 @@ def back_up(workspace: Workspace, path: Path) -> Path:
     return destination
 
 
+def pristine_stub(workspace: Workspace, puzzle: Puzzle) -> bytes:
+    """The original exercise text for a puzzle."""
+    stub = course_dir("exercises") / puzzle.file
+    if stub.resolve() != workspace.exercise(puzzle).resolve():
+        return stub.read_bytes()
+    # In the source checkout the course file is the learner's file: git has the original.
+    try:
+        shown = subprocess.run(["git", "show", f"HEAD:exercises/{puzzle.file}"], cwd=workspace.root,
+                               capture_output=True, check=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        raise UserError(
+            f"This workspace is the source checkout, where the original {puzzle.file} comes from git, "
+            f"and git could not provide it; restore it with `git checkout exercises/{puzzle.file}`."
+        ) from None
+    return shown.stdout
+
+
 def reset_exercise(workspace: Workspace, puzzle: Puzzle) -> Path | None:
     """Restore the stub; returns the backup of the learner's version (None if there was none)."""
     target = workspace.exercise(puzzle)
-    stub = course_dir("exercises") / puzzle.file
+    original = pristine_stub(workspace, puzzle)
     backup = back_up(workspace, target) if target.exists() else None
-    if stub.resolve() != target.resolve():
-        shutil.copyfile(stub, target)
+    target.write_bytes(original)
     return backup
 
 
