@@ -109,6 +109,22 @@ def test_a_burst_of_saves_is_checked_once(workspace):
     assert checker.calls == [1, 2]
 
 
+def test_debounce_waits_200ms_of_quiet_unless_the_write_is_known_to_be_finished(workspace):
+    q: queue.Queue[Event] = queue.Queue()
+    loop, _ = make_loop(workspace, q, FakeChecker())
+    start = time.monotonic()
+    assert loop._settle(Event("save", "01_constant_add.py")) == "01_constant_add.py"
+    assert time.monotonic() - start >= 0.19
+    start = time.monotonic()
+    loop._settle(Event("save", "01_constant_add.py", complete=True))
+    assert time.monotonic() - start < 0.15
+    # A burst straddling the window collapses into the last file saved.
+    q.put(Event("save", "01_constant_add.py"))
+    q.put(Event("save", "02_constant_add_blocked.py", complete=True))
+    assert loop._settle(Event("save", "01_constant_add.py")) == "02_constant_add_blocked.py"
+    assert q.empty()
+
+
 def test_a_save_made_while_a_check_runs_is_not_lost(workspace):
     q: queue.Queue[Event] = queue.Queue()
 
@@ -156,10 +172,13 @@ def test_the_file_filter_knows_puzzle_files_only(tmp_path):
     handler.dispatch(FileModifiedEvent(str(tmp_path / ".01_constant_add.py.swp")))
     handler.dispatch(FileCreatedEvent(str(tmp_path / "4913")))
     handler.dispatch(DirModifiedEvent(str(tmp_path)))
-    names = []
+    seen = []
     while not q.empty():
-        names.append(q.get().value)
-    assert names == ["01_constant_add.py"] * 4
+        event = q.get()
+        seen.append((event.value, event.complete))
+    # Closing after a write and a rename onto the file mark a finished save.
+    assert seen == [("01_constant_add.py", False), ("01_constant_add.py", True),
+                    ("01_constant_add.py", False), ("01_constant_add.py", True)]
 
 
 def _in_place(folder: Path, name: str) -> None:
@@ -193,7 +212,7 @@ def test_real_watchdog_sees_each_save_style(tmp_path, save, poll):
         time.sleep(0.3)
         save(tmp_path, name)
         event = q.get(timeout=5)
-        assert event == Event("save", name)
+        assert (event.kind, event.value) == ("save", name)
     finally:
         observer.stop()
         observer.join(timeout=2)

@@ -42,6 +42,18 @@ def load_learner_module(path: Path) -> ModuleType:
     return module
 
 
+_case_cache: dict[tuple[str, int, tuple[tuple[str, int], ...]], tuple[tuple[np.ndarray, ...], np.ndarray]] = {}
+
+
+def _case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Inputs and the spec's output for a case; deterministic, so a worker computes them once."""
+    key = (puzzle.name, index, tuple(sorted(sizes.items())))
+    if key not in _case_cache:
+        inputs = specs.make_inputs(puzzle, sizes, index)
+        _case_cache[key] = (inputs, specs.expected_output(puzzle, inputs))
+    return _case_cache[key]
+
+
 def _output_layout(session: strict.StrictSession, shape: tuple[int, ...]) -> tuple[tuple[int, ...] | None, np.ndarray | None]:
     """Block shape and coverage of the pallas_call output that produced a result of `shape`.
 
@@ -78,8 +90,7 @@ def run_case(puzzle: Puzzle, entry: Any, sizes: dict[str, int], index: int, back
 
     label = specs.case_label(sizes)
     start = time.perf_counter()
-    inputs = specs.make_inputs(puzzle, sizes, index)
-    expected = specs.expected_output(puzzle, inputs)
+    inputs, expected = _case_data(puzzle, index, sizes)
     session = strict.StrictSession(
         backend=backend, learner_file=str(learner_file), allow_revisits=puzzle.sequential_grid
     )

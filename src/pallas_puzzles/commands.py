@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -75,36 +76,35 @@ def cmd_init(console: Console, directory: Path) -> int:
 
 
 def cmd_verify(console: Console, key: str | None, check_all: bool, backend: str, solutions: bool = False) -> int:
-    from pallas_puzzles.worker import Worker
+    from pallas_puzzles.worker import WorkerPool
 
     workspace, course, state = _open(console)
-    if check_all:
-        puzzles = list(course.puzzles)
-    else:
-        puzzles = [course.find(key) if key is not None else course.find(state.current)]
-    with Worker(backend) as worker:
-        resolved = worker.start()
-        if worker.warning:
-            render.warning(console, worker.warning)
+    puzzles = list(course.puzzles) if check_all else [course.find(key if key is not None else state.current)]
+    # Checks are dominated by single-threaded compiles: one worker per core for --all.
+    size = min(len(puzzles), os.cpu_count() or 1, 4) if check_all else 1
+    with WorkerPool(backend, size) as pool:
+        resolved = pool.start()
+        if pool.warning:
+            render.warning(console, pool.warning)
         if resolved == "tpu-lower":
             render.info(console, "Checking that kernels lower for a TPU (Mosaic's lowering, cross-compiled on this machine)…")
         else:
             render.info(console, f"Checking on the {resolved} backend…")
-        failures = 0
+        jobs = []
         for puzzle in puzzles:
             if check_all and not puzzle.supports(resolved):
                 render.info(console, f"- puzzle {puzzle.number} skipped: it does not run on {resolved} ({', '.join(puzzle.backends)} only)")
                 continue
             _require_backend_support(puzzle, resolved)
-            file = reference_solution(puzzle) if solutions else _learner_file(workspace, puzzle)
-            result = worker.check(puzzle, file, fail_fast=True)
+            jobs.append((puzzle, reference_solution(puzzle) if solutions else _learner_file(workspace, puzzle)))
+        failures = 0
+        for (puzzle, _), result in zip(jobs, pool.check_in_order(jobs)):
             render.render_result(console, result, puzzle)
             if result.passed and not solutions and not puzzle.tour:
                 record_pass(workspace, state, puzzle)
             failures += not result.passed
     if check_all:
-        total = len(puzzles)
-        render.info(console, f"{total - failures} passed, {failures} failed")
+        render.info(console, f"{len(jobs) - failures} passed, {failures} failed")
     return EXIT_PASS if failures == 0 else EXIT_FAIL
 
 

@@ -29,12 +29,16 @@ from pallas_puzzles.state import State, save_state
 from pallas_puzzles.workspace import Workspace, reset_exercise
 
 DEBOUNCE_SECONDS = 0.2
+# After an event that can only mean "the write is finished" (the file was closed
+# after writing, or a temp file was renamed onto it) a short quiet time is enough.
+SETTLE_AFTER_COMPLETE_SECONDS = 0.03
 
 
 @dataclass(frozen=True)
 class Event:
     kind: str  # "save" (value: file name), "key" (value: one character), "quit"
     value: str = ""
+    complete: bool = False  # a save event that marks a finished write
 
 
 Checker = Callable[[Puzzle, Path], CheckResult]
@@ -62,7 +66,8 @@ class PuzzleFileHandler:
                 continue
             name = os.path.basename(os.fsdecode(raw))
             if name in self.known_files:
-                self.events.put(Event("save", name))
+                finished = event.event_type == "closed" or (event.event_type == "moved" and raw == event.dest_path)
+                self.events.put(Event("save", name, complete=finished))
                 return
 
 
@@ -155,10 +160,19 @@ class WatchLoop:
             except queue.Empty:
                 continue
 
-    def _settle(self, first: str) -> str:
-        """Debounce: wait until saves stop for a moment; return the last file saved."""
-        latest = first
-        deadline = time.monotonic() + DEBOUNCE_SECONDS
+    def _settle(self, first: Event) -> str:
+        """Debounce: wait until saves stop for a moment; return the last file saved.
+
+        Editors save with bursts of events (vim: rename, create, write, close).
+        The burst is over after 200 ms of quiet, or after a short quiet time
+        once an event says the write is finished.
+        """
+        latest = first.value
+
+        def quiet_time(event: Event) -> float:
+            return SETTLE_AFTER_COMPLETE_SECONDS if event.complete else DEBOUNCE_SECONDS
+
+        deadline = time.monotonic() + quiet_time(first)
         while (remaining := deadline - time.monotonic()) > 0:
             try:
                 event = self.events.get(timeout=remaining)
@@ -166,7 +180,7 @@ class WatchLoop:
                 break
             if event.kind == "save":
                 latest = event.value
-                deadline = time.monotonic() + DEBOUNCE_SECONDS
+                deadline = time.monotonic() + quiet_time(event)
             else:
                 self._deferred.append(event)
         return latest
@@ -265,7 +279,7 @@ class WatchLoop:
                 if not self.handle_key(event.value):
                     return 0
             elif event.kind == "save":
-                name = self._settle(event.value)
+                name = self._settle(event)
                 puzzle = self.course.by_file(name)
                 if puzzle is None:
                     continue

@@ -8,10 +8,13 @@ replaced, and the learner is told so.
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 import traceback
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -190,6 +193,73 @@ class Worker:
         self._process, self._conn = None, None
 
     def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class WorkerPool:
+    """Several workers checking a list of puzzles at once; results come back in order."""
+
+    def __init__(self, requested: str, size: int) -> None:
+        self.workers = [Worker(requested) for _ in range(max(1, size))]
+
+    @property
+    def warning(self) -> str | None:
+        return self.workers[0].warning
+
+    def start(self) -> str:
+        errors: list[UserError] = []
+
+        def start_one(worker: Worker) -> None:
+            try:
+                worker.start()
+            except UserError as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=start_one, args=(w,)) for w in self.workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            self.stop()
+            raise errors[0]
+        return self.workers[0].backend
+
+    def check_in_order(self, jobs: list[tuple[Puzzle, Path]], fail_fast: bool = True) -> Iterator[CheckResult]:
+        """Yield each job's result in the order given, as soon as it and those before it are done."""
+        results: list[CheckResult | None] = [None] * len(jobs)
+        done = [threading.Event() for _ in jobs]
+        pending: queue.Queue[int] = queue.Queue()
+        for index in range(len(jobs)):
+            pending.put(index)
+
+        def drain(worker: Worker) -> None:
+            while True:
+                try:
+                    index = pending.get_nowait()
+                except queue.Empty:
+                    return
+                puzzle, file = jobs[index]
+                results[index] = worker.check(puzzle, file, fail_fast=fail_fast)
+                done[index].set()
+
+        threads = [threading.Thread(target=drain, args=(w,), daemon=True) for w in self.workers]
+        for thread in threads:
+            thread.start()
+        for index in range(len(jobs)):
+            done[index].wait()
+            result = results[index]
+            assert result is not None
+            yield result
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+    def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
