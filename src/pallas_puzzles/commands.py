@@ -71,7 +71,10 @@ def cmd_init(console: Console, directory: Path) -> int:
 
     save_state(workspace, fresh_state(course))
     render.info(console, f"Created a workspace with {len(course.puzzles)} puzzles in {workspace.root}.")
-    render.info(console, f"Next: cd {directory} && pallas-puzzles watch")
+    tours = [p for p in course.puzzles if p.tour]
+    if tours:
+        render.info(console, f"Start by reading {workspace.exercise(tours[0]).relative_to(workspace.root)}: a solved, runnable tour of Pallas.")
+    render.info(console, f"Then: cd {directory} && pallas-puzzles watch")
     return EXIT_PASS
 
 

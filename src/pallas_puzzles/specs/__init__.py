@@ -47,12 +47,16 @@ def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple
 
 
 def expected_output(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> np.ndarray:
-    """Run the canonical spec on the CPU in float32/int32 and return numpy."""
+    """Run the canonical spec on the CPU and return numpy.
+
+    The spec is jitted: run eagerly, every jnp operation would compile on its
+    own for every new shape, which costs far more than one compiled program.
+    """
     import jax
 
     module = spec_module(puzzle)
     with jax.default_device(jax.devices("cpu")[0]):
-        out = module.spec(*inputs)
+        out = jax.jit(module.spec)(*inputs)
     return np.asarray(out)
 
 
