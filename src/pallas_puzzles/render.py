@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
@@ -216,11 +217,11 @@ def progress_bar(solved: int, total: int, width: int = 30) -> Text:
 
 
 def render_list(console: Console, course: Course, solved: set[int], current: int, exercises: Path) -> None:
-    table = Table(title=course.title, show_lines=False)
+    table = Table(title=course.title, box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("name", no_wrap=True)
+    table.add_column("puzzle", min_width=16)
     table.add_column("status", no_wrap=True)
-    table.add_column("runs on")
+    table.add_column("runs on", no_wrap=True)
     table.add_column("file", overflow="fold")
     for puzzle in course.puzzles:
         if puzzle.tour:
@@ -230,12 +231,16 @@ def render_list(console: Console, course: Course, solved: set[int], current: int
         else:
             status = Text("unsolved", style="yellow")
         marker = "▶ " if puzzle.number == current else ""
-        backends = "all backends" if len(puzzle.backends) == 3 else ", ".join(puzzle.backends)
+        missing = [b for b in ("gpu", "tpu") if b not in puzzle.backends]
+        backends = "all" if not missing else "no " + "/".join(missing)
         if puzzle.tpu_only_idiom:
-            backends += " (TPU idiom)"
+            backends += "*"
         link = Text(puzzle.file, style=f"cyan link file://{(exercises / puzzle.file).resolve()}")
-        table.add_row(marker + str(puzzle.number), puzzle.name, status, backends, link)
+        table.add_row(marker + str(puzzle.number), puzzle.title, status, backends, link)
     console.print(table)
+    if any(p.tpu_only_idiom for p in course.puzzles):
+        console.print(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
+    console.print(Text("Commands take a puzzle's number or the name in its file, e.g. `pallas-puzzles hint long_sum`.", style="dim"))
     counted = [p for p in course.puzzles if not p.tour]
     console.print(progress_bar(len([p for p in counted if p.number in solved]), len(counted)))
 
