@@ -92,14 +92,16 @@ def test_global_backend_option_is_honoured(workspace, cli):
     assert "--backend tpu needs a TPU" in one_sentence(result.output)
 
 
-def test_list_shows_every_puzzle_and_status(workspace, cli, course):
+def test_list_shows_every_puzzle_and_status(workspace, cli, course, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
     solve(workspace, "01_constant_add.py")
     assert cli.invoke(app, ["verify", "1"]).exit_code == 0
     result = cli.invoke(app, ["list"])
     assert result.exit_code == 0
     for puzzle in course.puzzles:
-        assert puzzle.name in result.output
+        assert puzzle.file in result.output and puzzle.title in result.output
     assert "solved" in result.output and "unsolved" in result.output
+    assert "no gpu*" in result.output and "TPU-only idiom" in result.output
     assert f"1/{len(course.counted)} solved" in result.output
 
 
