@@ -254,3 +254,14 @@ def test_reset_in_the_source_checkout_restores_from_git(tmp_path, cli, monkeypat
     assert (checkout / "exercises" / "01_constant_add.py").read_text() == original
     backups = list((checkout / ".pallas_puzzles" / "backups").iterdir())
     assert [b.read_text() for b in backups] == ["# edited in the checkout\n"]
+
+
+def test_an_import_error_shows_the_learners_line(workspace, cli):
+    exercise = workspace / "exercises" / "01_constant_add.py"
+    exercise.write_text(exercise.read_text().replace("import jax\n", "import jax\nhelper = undefined_helper(3)\n", 1))
+    result = cli.invoke(app, ["verify", "1"])
+    assert result.exit_code == 1
+    out = " ".join(result.output.split())
+    assert "failed while being imported" in out and "NameError" in out
+    assert "helper = undefined_helper(3)" in out
+    assert "Traceback" not in result.output

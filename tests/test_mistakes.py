@@ -60,6 +60,10 @@ def test_mistake_is_caught_and_explained(path: Path):
     assert not result.passed
     assert kind_of(result) == expect["EXPECT_KIND"]
     report = rendered(result)
+    finding = result.finding or result.first_failure.finding
+    if finding is not None:
+        assert finding.explanation, "every finding says in plain words what it usually means"
+        assert "→ " in report
     if expect.get("EXPECT_LINE"):
         finding = result.finding or result.first_failure.finding
         assert any(expect["EXPECT_LINE"] in line.text for line in finding.where), finding

@@ -17,6 +17,11 @@ from pallas_puzzles.strict import CallRecord, StrictSession, StrictViolation, ma
 
 # (pattern in the error text, what it usually means in Pallas)
 PLAIN_MEANINGS: tuple[tuple[str, str], ...] = (
+    (r"Invalid shape for `swap`",
+     "A value stored into a ref must have the shape of what it replaces (here the whole block): the "
+     "right-hand side has another shape. Check the broadcast ([:, None] makes a column, [None, :] a row)."),
+    (r"Invalid dtype for `swap`",
+     "A value stored into a ref must have the ref's dtype; cast it with .astype(ref.dtype)."),
     (r"Out of bound slice",
      "A pl.ds(start, size) slice reaches past the end of a ref: start + size must not exceed that "
      "dimension of the block."),
@@ -208,7 +213,7 @@ def syntax_finding(exc: SyntaxError, learner_file: str) -> Finding:
     return Finding(
         kind="syntax",
         title=f"Python cannot read your file: {exc.msg} (line {line}).",
-        explanation="Fix the line below and save again; nothing was run.",
+        explanation="Fix this line (or the one just before it) and save again; nothing was run.",
         where=where, detail=caret,
     )
 
