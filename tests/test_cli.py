@@ -11,7 +11,6 @@ import pytest
 from pallas_puzzles.cli import app
 
 REPO = Path(__file__).resolve().parents[1]
-BROKEN = REPO / "tests" / "learner_files"
 
 
 def one_sentence(output: str) -> str:
