@@ -60,7 +60,10 @@ def save_to_verdict(saves: int) -> list[float]:
         state, _ = load_state(ws, course)
         state.current = 2
         target = ws.exercises / "02_constant_add_blocked.py"
-        wrong = (REPO / "tests" / "mistakes" / "p02_grid_rounds_down.py").read_text()
+        # A learner's wrong attempt: the grid rounds down, so a check fails on its first case.
+        solution = (REPO / "solutions" / "02_constant_add_blocked.py").read_text()
+        wrong = solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
+        assert wrong != solution
         events: queue.Queue[Event] = queue.Queue()
         verdicts: queue.Queue[float] = queue.Queue()
         with Worker("interpret") as worker:

@@ -101,3 +101,10 @@ def test_course_numbers_are_contiguous():
     numbers = [p.number for p in COURSE.puzzles]
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
     assert len({p.name for p in COURSE.puzzles}) == len(numbers)
+
+
+def test_a_misspelt_metadata_key_is_refused():
+    from pallas_puzzles.metadata import _parse_puzzle
+
+    with pytest.raises(ValueError, match="unknown keys \\['rtoll'\\]"):
+        _parse_puzzle({"number": 3, "name": "x", "rtoll": 1e-6})

@@ -1,14 +1,16 @@
 """Plausible learner mistakes are rejected with a message that points at them.
 
-Each file in tests/mistakes/ is a solution with one deliberate mistake and a
-header naming the expected kind of finding and the learner line it must name.
+tests/mistakes.toml lists each mistake as a few edits to a reference
+solution, with the kind of finding it must produce and the learner line it
+must name. Building the learner file from the solution keeps every mistake in
+step with the solution it breaks.
 """
 
 from __future__ import annotations
 
-import ast
-import re
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,17 +19,20 @@ from pallas_puzzles.checker import check_puzzle
 from pallas_puzzles.metadata import load_course
 from pallas_puzzles.results import CheckResult
 
-MISTAKES = sorted((Path(__file__).parent / "mistakes").glob("p*.py"))
+REPO = Path(__file__).resolve().parents[1]
+MISTAKES: list[dict[str, Any]] = tomllib.loads((REPO / "tests" / "mistakes.toml").read_text())["mistake"]
 COURSE = load_course()
 
 
-def expectations(path: Path) -> dict[str, str]:
-    tree = ast.parse(path.read_text())
-    return {
-        node.targets[0].id: ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.startswith("EXPECT")
-    }
+def build_mistake(mistake: dict[str, Any], folder: Path) -> Path:
+    """Write the mistaken learner file: the reference solution with the mistake's edits."""
+    source = (REPO / "solutions" / COURSE.find(mistake["puzzle"]).file).read_text()
+    for edit in mistake["edits"]:
+        assert source.count(edit["old"]) == 1, f"{mistake['name']}: the edit's old text must occur once in the solution"
+        source = source.replace(edit["old"], edit["new"])
+    path = folder / f"{mistake['name']}.py"
+    path.write_text(source)
+    return path
 
 
 def kind_of(result: CheckResult) -> str:
@@ -52,27 +57,31 @@ def rendered(result: CheckResult) -> str:
     return capture.get()
 
 
-@pytest.mark.parametrize("path", MISTAKES, ids=[p.stem for p in MISTAKES])
-def test_mistake_is_caught_and_explained(path: Path):
-    expect = expectations(path)
-    number = int(re.match(r"p(\d+)_", path.name).group(1))
-    result = check_puzzle(COURSE.find(number), path, "interpret")
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m["name"] for m in MISTAKES])
+def test_mistake_is_caught_and_explained(mistake: dict[str, Any], tmp_path: Path):
+    path = build_mistake(mistake, tmp_path)
+    result = check_puzzle(COURSE.find(mistake["puzzle"]), path, "interpret")
     assert not result.passed
-    assert kind_of(result) == expect["EXPECT_KIND"]
+    assert kind_of(result) == mistake["kind"]
     report = rendered(result)
     finding = result.finding or result.first_failure.finding
     if finding is not None:
         assert finding.explanation, "every finding says in plain words what it usually means"
         assert "→ " in report
-    if expect.get("EXPECT_LINE"):
-        finding = result.finding or result.first_failure.finding
-        assert any(expect["EXPECT_LINE"] in line.text for line in finding.where), finding
-        line_numbers = [line.line for line in finding.where if expect["EXPECT_LINE"] in line.text]
+    if mistake["line"]:
+        assert any(mistake["line"] in line.text for line in finding.where), finding
+        line_numbers = [line.line for line in finding.where if mistake["line"] in line.text]
         assert f"{path.name}:{line_numbers[0]}" in report
     assert "Traceback" not in report
 
 
 def test_there_is_a_mistake_for_every_puzzle():
-    covered = {int(re.match(r"p(\d+)_", p.name).group(1)) for p in MISTAKES}
+    covered = {m["puzzle"] for m in MISTAKES}
     missing = [p.number for p in COURSE.puzzles if not p.tour and p.number not in covered]
     assert not missing
+
+
+def test_mistake_names_are_unique_and_say_their_puzzle():
+    names = [m["name"] for m in MISTAKES]
+    assert len(set(names)) == len(names)
+    assert all(name.startswith(f"p{m['puzzle']:02d}_") for name, m in zip(names, MISTAKES))

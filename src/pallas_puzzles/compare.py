@@ -39,10 +39,6 @@ def _reasons(expected: np.ndarray, got: np.ndarray, bad: np.ndarray,
     return unwritten, garbage & ~unwritten
 
 
-def _cell_shape(shape: tuple[int, ...], block: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(max(1, b) for b in block)
-
-
 def block_map(bad: np.ndarray, unwritten: np.ndarray, garbage: np.ndarray,
               block: tuple[int, ...]) -> tuple[tuple[str, ...], str]:
     """Rows of cells, one cell per block of the output's last two dimensions."""
@@ -54,7 +50,7 @@ def block_map(bad: np.ndarray, unwritten: np.ndarray, garbage: np.ndarray,
     lead = bad.ndim - 2
     if lead:
         bad, unwritten, garbage = (a.reshape((-1,) + a.shape[-2:]).any(axis=0) for a in (bad, unwritten, garbage))
-    rows_b, cols_b = _cell_shape(bad.shape, tuple(block[-2:]) if len(block) >= 2 else (1, block[-1]))
+    rows_b, cols_b = (max(1, b) for b in (block[-2:] if len(block) >= 2 else (1, block[-1])))
     n_rows, n_cols = -(-bad.shape[0] // rows_b), -(-bad.shape[1] // cols_b)
     group_r = -(-n_rows // MAX_MAP_CELLS)
     group_c = -(-n_cols // MAX_MAP_CELLS)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from importlib import resources
 from typing import Any
 
@@ -50,7 +50,6 @@ class Puzzle:
     tpu_only_idiom: str = ""
     time_limit: float = 60.0
     spec: str = ""  # spec module name under pallas_puzzles.specs; defaults to the puzzle name
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -94,10 +93,9 @@ class Course:
 
 
 def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
-    known = {
-        "number", "name", "title", "file", "entry", "summary", "hints", "inputs", "cases",
-        "backends", "rtol", "atol", "tour", "sequential_grid", "tpu_only_idiom", "time_limit", "spec",
-    }
+    unknown = set(raw) - {f.name for f in fields(Puzzle)}
+    if unknown:  # a misspelt key would otherwise be ignored without a word
+        raise ValueError(f"puzzles.toml: puzzle {raw.get('number')} has unknown keys {sorted(unknown)}")
     inputs = tuple(
         InputSpec(
             name=item["name"],
@@ -127,7 +125,6 @@ def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
         tpu_only_idiom=raw.get("tpu_only_idiom", ""),
         time_limit=float(raw.get("time_limit", 60.0)),
         spec=raw.get("spec", raw["name"]),
-        extra={k: v for k, v in raw.items() if k not in known},
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, Group
@@ -12,6 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from pallas_puzzles.metadata import Course, Puzzle
+
+if TYPE_CHECKING:
+    from pallas_puzzles.doctor import Report
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, SourceLine
 
 # Letters, not coloured squares only, so the map reads without colour too.
@@ -67,12 +71,14 @@ def info(console: Console, message: str) -> None:
     console.print(Text(message))
 
 
-def _source_block(where: tuple[SourceLine, ...]) -> list[Text]:
+def _source_block(where: tuple[SourceLine, ...], caret: str = "") -> list[Text]:
+    """The learner's lines as `file:line │ code`; `caret` goes under the first line's code."""
     lines = []
-    for line in where:
-        location = Text(f"  {Path(line.file).name}:{line.line}", style="bold cyan")
-        code = Text(f"  │ {line.text}", style="white")
-        lines.append(location + code)
+    for index, line in enumerate(where):
+        prefix = f"  {Path(line.file).name}:{line.line}  │ "
+        lines.append(Text(prefix, style="bold cyan") + Text(line.text, style="white"))
+        if index == 0 and caret:
+            lines.append(Text(" " * len(prefix) + caret, style="red"))
     return lines
 
 
@@ -80,9 +86,7 @@ def render_finding(finding: Finding) -> Group:
     parts: list[Text] = [Text(finding.title, style="bold red")]
     if finding.grid_point is not None and "grid point" not in finding.title:
         parts.append(Text(f"  at grid point (program ids) {finding.grid_point}", style="red"))
-    parts.extend(_source_block(finding.where))
-    if finding.kind == "syntax" and finding.detail:
-        parts.append(Text("    " + " " * (len(Path(finding.where[0].file).name) + len(str(finding.where[0].line)) + 3) + finding.detail, style="red"))
+    parts.extend(_source_block(finding.where, finding.detail if finding.kind == "syntax" else ""))
     if finding.explanation:
         parts.append(Text("→ " + finding.explanation, style="yellow"))
     if finding.kind in ("error", "import") and not finding.where and finding.detail:
@@ -167,7 +171,7 @@ def render_result(console: Console, result: CheckResult, puzzle: Puzzle) -> None
     title = f"Puzzle {puzzle.number}: {puzzle.title}"
     backend = f"backend {result.backend}" if result.backend else ""
     if result.passed:
-        cases = ", ".join(c.label for c in result.cases)
+        cases = "; ".join(c.label for c in result.cases)
         console.print(Text("✓ ", style="bold green") + Text(title, style="bold") +
                       Text(f"  passed {len(result.cases)} shape cases ({cases}) on {backend} in {result.seconds:.2f} s", style="green"))
         _render_printed(console, result)
@@ -265,19 +269,19 @@ def render_watch_header(console: Console, puzzle: Puzzle, file: Path, solved: in
         console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · q quit", style="dim"))
 
 
-def render_doctor(console: Console, report: object) -> None:
+def render_doctor(console: Console, report: Report) -> None:
     table = Table(title="pallas-puzzles doctor", show_header=False)
     table.add_column("item", style="bold", no_wrap=True)
     table.add_column("value")
     table.add_column("", no_wrap=True)
-    for line in report.lines:  # type: ignore[attr-defined]
+    for line in report.lines:
         mark = Text("ok", style="green") if line.ok else Text("problem", style="bold red")
         value = Text(line.value)
         if line.fix:
             value.append("\n→ " + line.fix, style="yellow")
         table.add_row(line.item, value, mark)
     console.print(table)
-    if report.healthy:  # type: ignore[attr-defined]
+    if report.healthy:
         console.print(Text("Everything needed is in place.", style="green"))
     else:
         console.print(Text("Fix the problems above, then run `pallas-puzzles doctor` again.", style="bold red"))

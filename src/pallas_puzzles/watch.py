@@ -303,7 +303,7 @@ def run_watch(console: Console, workspace: Workspace, course: Course, state: Sta
         try:
             with key_reader(events) as keys:
                 loop = WatchLoop(console, workspace, course, state,
-                                 lambda p, f: worker.check(p, f), events, keys=keys)
+                                 worker.check, events, keys=keys)
                 return loop.run()
         except KeyboardInterrupt:
             console.print("Bye!")
