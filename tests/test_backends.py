@@ -8,28 +8,31 @@ from pathlib import Path
 import pytest
 
 from pallas_puzzles import backends
-from pallas_puzzles.checker import check_puzzle
+from pallas_puzzles.backends import GPU, INTERPRET, TPU, Mode
 from pallas_puzzles.cli import app
+from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.errors import UserError
+from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import load_course
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
-TPU_PUZZLES = [pytest.param(p, id=p.label) for p in COURSE.puzzles if p.supports("tpu")]
+TPU_PUZZLES = [pytest.param(p, id=p.label) for p in COURSE.puzzles if p.supports(TPU)]
 
 
 @pytest.fixture()
 def devices(monkeypatch):
-    """Pretend JAX sees the given accelerator platforms."""
-    chosen: dict[str, object] = {"present": set(), "gpu_lowering": 0}
+    """Pretend JAX sees the given accelerator platforms; count how often it is asked."""
+    chosen: dict[str, object] = {"present": set(), "gpu_lowering": 0, "asked": 0}
 
     def platforms() -> set[str]:
+        chosen["asked"] = int(chosen["asked"]) + 1
         return set(chosen["present"])
 
     def gpu_lowering() -> None:
         chosen["gpu_lowering"] = int(chosen["gpu_lowering"]) + 1
 
-    monkeypatch.setattr(backends, "_platforms", platforms)
+    monkeypatch.setattr(backends, "_present", platforms)
     monkeypatch.setattr(backends, "select_gpu_lowering", gpu_lowering)
     return chosen
 
@@ -37,13 +40,16 @@ def devices(monkeypatch):
 @pytest.mark.parametrize("present, expected", [(set(), "interpret"), ({"gpu"}, "gpu"), ({"tpu"}, "tpu")])
 def test_auto_picks_the_accelerator_jax_sees(devices, present, expected):
     devices["present"] = present
-    assert backends.resolve("auto") == expected
+    assert backends.resolve("auto").name == expected
     assert devices["gpu_lowering"] == (1 if expected == "gpu" else 0)
+    assert devices["asked"] == 1
 
 
-def test_interpret_never_asks_for_devices(devices):
+def test_interpret_and_lowering_never_ask_for_devices(devices):
     devices["present"] = {"gpu"}
-    assert backends.resolve("interpret") == "interpret"
+    assert backends.resolve("interpret") is INTERPRET
+    assert backends.resolve("auto", Mode.LOWER) is TPU
+    assert devices["asked"] == 0 and devices["gpu_lowering"] == 0
 
 
 @pytest.mark.parametrize("backend, fragment", [("gpu", 'pip install -U "jax[cuda12]"'), ("tpu", "pallas-puzzles lower N")])
@@ -57,7 +63,7 @@ def test_a_missing_backend_names_what_is_missing_and_the_fix(devices, backend, f
 
 def test_present_gpu_uses_the_triton_lowering(devices):
     devices["present"] = {"gpu"}
-    assert backends.resolve("gpu") == "gpu" and devices["gpu_lowering"] == 1
+    assert backends.resolve("gpu") is GPU and devices["gpu_lowering"] == 1
 
 
 @pytest.mark.parametrize("version, error, warning", [
@@ -84,9 +90,9 @@ def test_unknown_backend_is_refused():
 
 @pytest.mark.parametrize("puzzle", TPU_PUZZLES)
 def test_every_tpu_capable_solution_lowers_for_a_tpu(puzzle):
-    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, "tpu-lower", fail_fast=False)
+    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, TPU, Mode.LOWER, fail_fast=False)
     assert result.passed, [(c.label, c.finding) for c in result.cases if not c.passed]
-    assert len(result.cases) == len(puzzle.cases_for("tpu"))
+    assert len(result.cases) == len(puzzle.cases_for(TPU))
 
 
 def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):
@@ -95,14 +101,14 @@ def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):
     assert "BM = 128" in source
     bad = tmp_path / puzzle.file
     bad.write_text(source.replace("BM = 128", "BM = 100"))
-    result = check_puzzle(puzzle, bad, "tpu-lower")
+    result = check_puzzle(puzzle, bad, TPU, Mode.LOWER)
     assert not result.passed
     finding = result.first_failure.finding
-    assert finding.kind == "tpu-lowering"
-    assert "would not compile for a TPU" in finding.title
+    assert finding.kind is FindingKind.TPU_LOWERING
+    assert "would not compile for a TPU" in finding.message
     assert "multiples of 8 and 128" in finding.explanation
     # The same kernel still passes on the interpreter: the rule is the TPU's, not Pallas's.
-    assert check_puzzle(puzzle, bad, "interpret", fail_fast=False).passed
+    assert check_puzzle(puzzle, bad, INTERPRET, fail_fast=False).passed
 
 
 def test_lower_command_passes_a_solution_and_rejects_a_bad_block(workspace, cli):
@@ -116,15 +122,15 @@ def test_lower_command_passes_a_solution_and_rejects_a_bad_block(workspace, cli)
 
 
 def test_a_puzzle_that_cannot_run_on_a_backend_says_so():
-    from pallas_puzzles.commands import _require_backend_support
+    from pallas_puzzles.commands import require_support
 
-    no_gpu = next(p for p in COURSE.puzzles if not p.supports("gpu"))
+    no_gpu = next(p for p in COURSE.puzzles if not p.supports(GPU))
     with pytest.raises(UserError) as caught:
-        _require_backend_support(no_gpu, "gpu")
+        require_support(no_gpu, GPU)
     assert f"Puzzle {no_gpu.number}" in caught.value.message and "runs on: interpret" in caught.value.message
     tpu_idiom = next(p for p in COURSE.puzzles if p.tpu_only_idiom)
     with pytest.raises(UserError) as caught:
-        _require_backend_support(tpu_idiom, "gpu")
+        require_support(tpu_idiom, GPU)
     assert tpu_idiom.tpu_only_idiom in caught.value.message
 
 

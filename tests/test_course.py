@@ -8,9 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pallas_puzzles import specs
-from pallas_puzzles.checker import check_puzzle, load_learner_module
-from pallas_puzzles.metadata import BACKENDS, load_course
+from pallas_puzzles import backends
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.engine import specs
+from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.metadata import load_course
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
@@ -18,22 +21,27 @@ PUZZLES = [pytest.param(p, id=p.label) for p in COURSE.puzzles]
 UNSOLVED = [pytest.param(p, id=p.label) for p in COURSE.puzzles if not p.tour]
 
 
+# A stub must load and run, then fail on what its kernel does (or does not) compute.
+STUB_FAILURES = {FindingKind.MISMATCH_UNWRITTEN, FindingKind.MISMATCH_WRONG, FindingKind.MISMATCH_NAN,
+                 FindingKind.MISMATCH_GARBAGE, FindingKind.SHAPE}
+
+
 @pytest.mark.parametrize("puzzle", UNSOLVED)
 def test_stub_fails(puzzle):
-    result = check_puzzle(puzzle, REPO / "exercises" / puzzle.file, "interpret")
+    result = check_puzzle(puzzle, REPO / "exercises" / puzzle.file, INTERPRET)
     assert not result.passed
-    assert result.finding is None or result.finding.kind not in ("syntax", "import", "missing-entry", "crash"), (
-        "a stub must run and fail on its numbers, not fail to load"
-    )
+    assert result.finding is None, f"a stub must load and run, not fail with {result.finding}"
+    assert result.cases, "the stub's first shape case ran"
+    assert result.first_failure.kind in STUB_FAILURES, result.first_failure
 
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_solution_passes_every_case(puzzle):
-    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, "interpret", fail_fast=False)
+    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, INTERPRET, fail_fast=False)
     failures = [(c.label, c.finding, c.mismatch) for c in result.cases if not c.passed]
     assert result.finding is None, result.finding
     assert result.passed, failures
-    assert len(result.cases) == len(puzzle.cases_for("interpret"))
+    assert len(result.cases) == len(puzzle.cases_for(INTERPRET))
 
 
 def test_tour_starts_solved():
@@ -50,8 +58,8 @@ def test_metadata_is_complete(puzzle):
     assert puzzle.file.startswith(f"{puzzle.number:02d}_")
     assert len(puzzle.hints) >= 2, "at least two progressive hint levels"
     assert len(set(puzzle.hints)) == len(puzzle.hints)
-    assert len(puzzle.cases_for("interpret")) >= 3, "at least three shape cases"
-    assert set(puzzle.backends) <= set(BACKENDS) and "interpret" in puzzle.backends
+    assert len(puzzle.cases_for(INTERPRET)) >= 3, "at least three shape cases"
+    assert set(puzzle.backends) <= set(backends.REGISTRY) and puzzle.supports(INTERPRET)
     assert puzzle.summary
     assert 0 < puzzle.rtol <= 0.05 and 0 < puzzle.atol <= 0.05
 
@@ -59,7 +67,7 @@ def test_metadata_is_complete(puzzle):
 @pytest.mark.parametrize("puzzle", UNSOLVED)
 def test_some_interpret_case_is_ragged_or_varied(puzzle):
     """Hard-coded shapes must fail: the cases may not all be the same size."""
-    cases = puzzle.cases_for("interpret")
+    cases = puzzle.cases_for(INTERPRET)
     assert len({tuple(sorted(c.items())) for c in cases}) == len(cases)
 
 
@@ -67,7 +75,7 @@ def test_some_interpret_case_is_ragged_or_varied(puzzle):
 def test_exercise_spec_matches_canonical_spec(puzzle):
     """The spec shown to learners computes what the checker's own copy computes."""
     module = load_learner_module(REPO / "exercises" / puzzle.file)
-    inputs = specs.make_inputs(puzzle, puzzle.cases_for("interpret")[0], 0)
+    inputs = specs.make_inputs(puzzle, puzzle.cases_for(INTERPRET)[0], 0)
     shown = getattr(module, "spec", None)
     assert callable(shown), "every exercise shows its spec"
     np.testing.assert_allclose(
@@ -93,7 +101,7 @@ def test_exercise_contract(puzzle):
 
 def test_every_spec_module_is_used():
     used = {p.spec for p in COURSE.puzzles}
-    modules = {f.stem for f in (REPO / "src" / "pallas_puzzles" / "specs").glob("*.py") if f.stem != "__init__"}
+    modules = {f.stem for f in (REPO / "src" / "pallas_puzzles" / "engine" / "specs").glob("*.py") if f.stem != "__init__"}
     assert modules == used
 
 

@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from pallas_puzzles import render
-from pallas_puzzles.checker import check_puzzle
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.engine.checker import check_puzzle
+from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import load_course
+from pallas_puzzles.report import terminal
 from pallas_puzzles.results import CheckResult
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,34 +37,19 @@ def build_mistake(mistake: dict[str, Any], folder: Path) -> Path:
     return path
 
 
-def kind_of(result: CheckResult) -> str:
-    if result.finding:
-        return result.finding.kind
-    case = result.first_failure
-    assert case is not None
-    if case.finding:
-        return case.finding.kind
-    assert case.mismatch is not None
-    if case.mismatch.n_unwritten:
-        return "mismatch-unwritten"
-    if case.mismatch.n_nan:
-        return "mismatch-nan"
-    return "mismatch-wrong"
-
-
 def rendered(result: CheckResult) -> str:
-    console = render.make_console(force_plain=True)
+    console = terminal.make_console(force_plain=True)
     with console.capture() as capture:
-        render.render_result(console, result, COURSE.find(result.number))
+        terminal.render_result(console, result, COURSE.find(result.number))
     return capture.get()
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m["name"] for m in MISTAKES])
 def test_mistake_is_caught_and_explained(mistake: dict[str, Any], tmp_path: Path):
     path = build_mistake(mistake, tmp_path)
-    result = check_puzzle(COURSE.find(mistake["puzzle"]), path, "interpret")
+    result = check_puzzle(COURSE.find(mistake["puzzle"]), path, INTERPRET)
     assert not result.passed
-    assert kind_of(result) == mistake["kind"]
+    assert result.kind is FindingKind.by_id(mistake["kind"])
     report = rendered(result)
     finding = result.finding or result.first_failure.finding
     if finding is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from pallas_puzzles.metadata import load_course
+from pallas_puzzles.progress import Progress
 from pallas_puzzles.state import State, load_state, save_state
 from pallas_puzzles.workspace import Workspace
 
@@ -44,11 +45,26 @@ def test_unknown_puzzles_in_state_are_dropped(tmp_path):
     assert warning is None and state.solved == {1} and state.hints_seen == {}
 
 
-def test_next_unsolved_wraps_round():
-    first, last = COURSE.counted[0].number, COURSE.counted[-1].number
-    state = State(current=last, solved={p.number for p in COURSE.counted[1:]})
-    assert state.next_unsolved(COURSE, after=last) == first
-    state = State(current=first, solved={first})
-    assert state.next_unsolved(COURSE, after=first) == COURSE.counted[1].number
-    state = State(current=first, solved={p.number for p in COURSE.counted})
-    assert state.next_unsolved(COURSE, after=first) is None
+def _progress(tmp_path, state: State) -> Progress:
+    return Progress(Workspace(tmp_path), COURSE, state, warn=lambda message: None)
+
+
+def test_next_unsolved_wraps_round(tmp_path):
+    first, last = COURSE.counted[0], COURSE.counted[-1]
+    progress = _progress(tmp_path, State(current=last.number, solved={p.number for p in COURSE.counted[1:]}))
+    assert progress.next_unsolved(after=last) == first
+    progress = _progress(tmp_path, State(current=first.number, solved={first.number}))
+    assert progress.next_unsolved(after=first) == COURSE.counted[1]
+    progress = _progress(tmp_path, State(current=first.number, solved={p.number for p in COURSE.counted}))
+    assert progress.next_unsolved(after=first) is None
+
+
+def test_a_second_corrupt_file_never_overwrites_the_first(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.meta.mkdir()
+    for text in ("{first", "{second", "{third"):
+        ws.state_file.write_text(text)
+        _, warning = load_state(ws, COURSE)
+        assert warning and "moved to" in warning
+    kept = sorted(p.read_text() for p in ws.meta.glob("state.corrupt*.json"))
+    assert kept == ["{first", "{second", "{third"]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import load_course
-from pallas_puzzles.worker import Worker
+from pallas_puzzles.worker.client import Worker
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
@@ -16,10 +18,10 @@ def test_a_crash_is_reported_and_the_worker_replaced(tmp_path):
     crashing = tmp_path / puzzle.file
     crashing.write_text("import os\nos._exit(3)\n")
     with Worker("interpret") as worker:
-        assert worker.start() == "interpret"
+        assert worker.start() is INTERPRET
         result = worker.check(puzzle, crashing)
-        assert not result.passed and result.finding.kind == "crash"
-        assert "fresh one was started" in result.finding.title
+        assert not result.passed and result.finding.kind is FindingKind.CRASH
+        assert "fresh one was started" in result.finding.message
         assert worker.restarts == 1
         again = worker.check(puzzle, REPO / "solutions" / puzzle.file)
         assert again.passed
@@ -47,3 +49,91 @@ def test_learner_prints_are_captured_not_mixed_into_our_output(tmp_path):
         result = worker.check(puzzle, noisy)
     assert result.passed
     assert "block starts with" in result.printed
+
+
+def test_findings_quote_the_current_text_after_lines_are_inserted_above(tmp_path):
+    """A long-lived worker must not quote a line from an earlier version of the file.
+
+    The static index_map check quotes lines without any exception passing through
+    JAX (whose traceback code would refresh Python's line cache by chance).
+    """
+    puzzle = COURSE.find(2)
+    good = (REPO / "solutions" / puzzle.file).read_text()
+    bug = "in_specs=[pl.BlockSpec((B,), lambda i: (i + 1,))],"
+    wrong = good.replace("in_specs=[pl.BlockSpec((B,), lambda i: (i,))],", bug)
+    assert wrong != good
+    path = tmp_path / puzzle.file
+    with Worker("interpret") as worker:
+        worker.start()
+        path.write_text(wrong)
+        first = worker.check(puzzle, path).first_failure.finding
+        assert bug in first.where[0].text
+        path.write_text("# a note\n# another\n# and a third\n" + wrong)
+        second = worker.check(puzzle, path).first_failure.finding
+    assert [w.line for w in second.where] == [w.line + 3 for w in first.where]
+    assert [w.text for w in second.where] == [w.text for w in first.where]
+    assert bug in second.where[0].text
+
+
+def test_a_failing_drain_thread_reaches_the_caller_instead_of_hanging(monkeypatch):
+    import threading
+
+    import pytest
+
+    from pallas_puzzles.worker.pool import WorkerPool
+
+    def broken_check(self, puzzle, file, fail_fast=True):
+        raise BrokenPipeError("the pipe to the checker broke")
+
+    monkeypatch.setattr(Worker, "check", broken_check)
+    pool = WorkerPool("interpret", 2)  # never started: check is the only thing that runs
+    jobs = [(COURSE.find(n), REPO / "solutions" / COURSE.find(n).file) for n in (1, 2, 3)]
+    outcome: dict[str, BaseException] = {}
+
+    def consume() -> None:
+        try:
+            list(pool.check_in_order(jobs))
+        except BaseException as exc:  # noqa: B036 - the test inspects whatever arrives
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "check_in_order hung after a drain thread failed"
+    assert isinstance(outcome.get("error"), RuntimeError)
+    assert "BrokenPipeError" in str(outcome["error"]) and "puzzle 1" in str(outcome["error"])
+    with pytest.raises(RuntimeError):
+        list(pool.check_in_order(jobs))
+
+
+def test_cancel_stops_a_running_check_at_once(tmp_path):
+    import threading
+    import time
+
+    from pallas_puzzles.worker.client import CheckCancelled
+
+    puzzle = COURSE.find(1)
+    spinning = tmp_path / puzzle.file
+    spinning.write_text((REPO / "solutions" / puzzle.file).read_text().replace(
+        "    z_ref[...] = x_ref[...] + 10.0",
+        "    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
+        "    z_ref[...] = x_ref[...] + 10.0 + 0.0 * spin",
+    ))
+    outcome: dict[str, object] = {}
+    with Worker("interpret") as worker:
+        worker.start()
+
+        def run() -> None:
+            try:
+                outcome["result"] = worker.check(puzzle, spinning)
+            except CheckCancelled:
+                outcome["cancelled"] = time.monotonic()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        time.sleep(2.0)
+        asked = time.monotonic()
+        worker.cancel()
+        thread.join(timeout=10)
+        assert "cancelled" in outcome and outcome["cancelled"] - asked < 2.0
+        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed  # a fresh worker takes over

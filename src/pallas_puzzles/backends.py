@@ -1,5 +1,8 @@
-"""Choosing where kernels run: interpret (CPU), gpu or tpu; `auto` picks.
+"""The backend registry: where kernels run, how each is found, which shape cases it uses.
 
+Every other module names a backend through this registry, never as a bare
+string. A check also has a mode: run the kernel, or only lower it (the TPU
+lowering check, which runs Mosaic's lowering on this machine's CPU).
 Resolution imports jax, so it runs in the worker process, never in the CLI.
 """
 
@@ -7,23 +10,55 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from pallas_puzzles.errors import UserError
 
-CHOICES = ("auto", "interpret", "gpu", "tpu")
+AUTO = "auto"
 
-INSTALL_HINTS = {
-    "gpu": 'pip install -U "jax[cuda12]"',
-    "tpu": 'pip install -U "jax[tpu]"',
-}
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    platform: str | None  # the JAX platform that must be visible; None runs on the CPU
+    device: str  # how a sentence names the hardware
+    install: str = ""  # the pip command that provides it
+
+    @property
+    def interprets(self) -> bool:
+        """Kernels run in Pallas's interpreter on the CPU, where the strict checks apply."""
+        return self.platform is None
+
+    @property
+    def cases(self) -> str:
+        """The key of this backend's shape cases in puzzles.toml."""
+        return self.name
+
+
+INTERPRET = Backend("interpret", None, "CPU")
+GPU = Backend("gpu", "gpu", "GPU", 'pip install -U "jax[cuda12]"')
+TPU = Backend("tpu", "tpu", "TPU", 'pip install -U "jax[tpu]"')
+REGISTRY: dict[str, Backend] = {b.name: b for b in (INTERPRET, GPU, TPU)}
+CHOICES = (AUTO, *REGISTRY)
+
+
+class Mode(Enum):
+    RUN = "run"
+    LOWER = "lower"  # lower for a TPU on this machine; nothing runs
 
 
 def validate(requested: str) -> str:
+    """A backend name as typed by a user: one of CHOICES, or one sentence and exit 2."""
     value = requested.strip().lower()
     if value not in CHOICES:
         raise UserError(f"Unknown backend '{requested}'; choose one of {', '.join(CHOICES)}.")
     return value
+
+
+def get(name: str) -> Backend:
+    return REGISTRY[name]
 
 
 def cache_dir() -> Path:
@@ -56,9 +91,9 @@ def jax_version_verdict(version: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def prepare_environment(requested: str) -> None:
-    """Set before jax is imported: the interpret backend never touches an accelerator."""
-    if requested in ("interpret", "tpu-lower"):
+def prepare_environment(requested: str, mode: Mode) -> None:
+    """Set before jax is imported: the CPU-only checks never touch an accelerator."""
+    if requested == INTERPRET.name or mode is Mode.LOWER:
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -82,14 +117,17 @@ def configure_jax() -> None:
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
-def _platforms() -> set[str]:
+def _present() -> set[str]:
+    """The accelerator platforms JAX can see."""
     import jax
 
     found = set()
-    for platform in ("gpu", "tpu"):
+    for backend in REGISTRY.values():
+        if backend.platform is None:
+            continue
         try:
-            if jax.devices(platform):
-                found.add(platform)
+            if jax.devices(backend.platform):
+                found.add(backend.platform)
         except RuntimeError:
             pass
     return found
@@ -112,24 +150,25 @@ def select_gpu_lowering() -> None:
         pass
 
 
-def resolve(requested: str) -> str:
+def resolve(requested: str, mode: Mode = Mode.RUN) -> Backend:
     """The backend that will run: `auto` is the accelerator JAX sees, else interpret."""
-    if requested in ("interpret", "tpu-lower"):
-        return requested
-    present = _platforms()
-    if requested == "auto":
-        if "gpu" in present:
-            select_gpu_lowering()
-            return "gpu"
-        return "tpu" if "tpu" in present else "interpret"
-    if requested not in present:
-        device = "GPU" if requested == "gpu" else "TPU"
-        raise UserError(
-            f"--backend {requested} needs a {device} that JAX can see, and none is visible here; "
-            f"install JAX's {device} build with `{INSTALL_HINTS[requested]}` on a machine with a {device}, "
-            f"or use --backend interpret."
-            + (" Without a TPU, `pallas-puzzles lower N` checks that a kernel compiles for one." if requested == "tpu" else "")
-        )
-    if requested == "gpu":
+    if mode is Mode.LOWER:
+        return TPU
+    if requested == INTERPRET.name:
+        return INTERPRET
+    present = _present()
+    if requested == AUTO:
+        chosen = next((b for b in (GPU, TPU) if b.platform in present), INTERPRET)
+    else:
+        chosen = get(requested)
+        if chosen.platform not in present:
+            lower_tip = (" Without a TPU, `pallas-puzzles lower N` checks that a kernel compiles for one."
+                         if chosen is TPU else "")
+            raise UserError(
+                f"--backend {chosen.name} needs a {chosen.device} that JAX can see, and none is visible "
+                f"here; install JAX's {chosen.device} build with `{chosen.install}` on a machine with a "
+                f"{chosen.device}, or use --backend interpret.{lower_tip}"
+            )
+    if chosen is GPU:
         select_gpu_lowering()
-    return requested
+    return chosen

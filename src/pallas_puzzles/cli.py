@@ -1,4 +1,5 @@
-"""Command-line parsing only: every command is a thin call into `commands`."""
+"""Command-line parsing only: every command is one call into `commands`, made inside
+the one error boundary (`boundary.run_guarded`), which owns every exit code."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Annotated
 
 import typer
 
-from pallas_puzzles import backends, commands, render
-from pallas_puzzles.errors import UserError
+from pallas_puzzles import backends, commands
+from pallas_puzzles.backends import Mode
+from pallas_puzzles.boundary import run_guarded
+from pallas_puzzles.commands import Output
 
 app = typer.Typer(
     name="pallas-puzzles",
@@ -18,127 +21,103 @@ app = typer.Typer(
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no `<bool>` type labels on flags
 )
 
 BackendOption = Annotated[
     str | None,
-    typer.Option("--backend", "-b", help="auto (the accelerator JAX sees, else interpret), interpret, gpu or tpu."),
+    typer.Option("--backend", "-b", metavar="NAME",
+                 help="auto (the accelerator JAX sees, else interpret), interpret, gpu or tpu."),
 ]
-PuzzleArgument = Annotated[str | None, typer.Argument(help="Puzzle number or name (default: the current puzzle).")]
+PollOption = Annotated[bool, typer.Option("--poll", help="Watch files by polling (network drives, containers).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI).")]
+PuzzleArgument = Annotated[
+    str | None, typer.Argument(metavar="[PUZZLE]", help="Puzzle number or name (default: the current puzzle).")
+]
+AllOption = Annotated[bool, typer.Option("--all", help="Check every puzzle.")]
+SolutionsOption = Annotated[bool, typer.Option("--solutions", help="Check the reference solutions instead of your files.")]
 
 
-def _run(action: Callable[[], int]) -> None:
-    """Run a command; bad input becomes one sentence and exit code 2."""
-    console = render.make_console()
-    try:
-        code = action()
-    except UserError as exc:
-        render.error(console, exc.message)
-        raise typer.Exit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
-    raise typer.Exit(code)
+def _run(action: Callable[[Output], int], as_json: bool = False) -> None:
+    out = Output.make(as_json)
+    raise typer.Exit(run_guarded(lambda: action(out), out.error))
 
 
 def _backend(ctx: typer.Context, local: str | None) -> str:
-    chosen = local or (ctx.obj or {}).get("backend") or "auto"
-    return backends.validate(chosen)
+    return backends.validate(local or (ctx.obj or {}).get("backend") or backends.AUTO)
 
 
 @app.callback()
-def main_callback(
-    ctx: typer.Context,
-    backend: BackendOption = None,
-    poll: Annotated[bool, typer.Option("--poll", help="Watch files by polling (network drives, containers).")] = False,
-) -> None:
+def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollOption = False) -> None:
     """Without a command, start watch mode."""
     ctx.obj = {"backend": backend}
     if ctx.invoked_subcommand is None:
-        console = render.make_console()
-        _run(lambda: commands.cmd_watch(console, _backend(ctx, None), poll))
+        _run(lambda out: commands.cmd_watch(out, _backend(ctx, None), poll))
 
 
 @app.command()
-def init(directory: Annotated[Path, typer.Argument(help="Folder for the new workspace.")] = Path("pallas-puzzles-workspace")) -> None:
+def init(directory: Annotated[Path, typer.Argument(metavar="[DIR]", help="Folder for the new workspace.")]
+         = Path("pallas-puzzles-workspace")) -> None:
     """Write a fresh workspace: exercises, an empty solutions folder, progress file, README."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_init(console, directory))
+    _run(lambda out: commands.cmd_init(out, directory))
 
 
 @app.command()
-def watch(
-    ctx: typer.Context,
-    backend: BackendOption = None,
-    poll: Annotated[bool, typer.Option("--poll", help="Watch files by polling (network drives, containers).")] = False,
-) -> None:
+def watch(ctx: typer.Context, backend: BackendOption = None, poll: PollOption = False) -> None:
     """Check the current puzzle on every save and move on when it passes."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_watch(console, _backend(ctx, backend), poll))
+    _run(lambda out: commands.cmd_watch(out, _backend(ctx, backend), poll))
 
 
 @app.command()
-def verify(
-    ctx: typer.Context,
-    puzzle: PuzzleArgument = None,
-    all_: Annotated[bool, typer.Option("--all", help="Check every puzzle.")] = False,
-    solutions: Annotated[bool, typer.Option("--solutions", help="Check the reference solutions instead of your files.")] = False,
-    backend: BackendOption = None,
-) -> None:
+def verify(ctx: typer.Context, puzzle: PuzzleArgument = None, all_: AllOption = False,
+           solutions: SolutionsOption = False, backend: BackendOption = None, as_json: JsonOption = False) -> None:
     """Check one puzzle (or --all) once: exit 0 on pass, 1 on fail, 2 on bad input."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_verify(console, puzzle, all_, _backend(ctx, backend), solutions))
+    _run(lambda out: commands.cmd_verify(out, puzzle, all_, _backend(ctx, backend), solutions), as_json)
 
 
 @app.command()
-def lower(
-    puzzle: PuzzleArgument = None,
-    all_: Annotated[bool, typer.Option("--all", help="Check every puzzle that runs on a TPU.")] = False,
-    solutions: Annotated[bool, typer.Option("--solutions", help="Check the reference solutions instead of your files.")] = False,
-) -> None:
+def lower(puzzle: PuzzleArgument = None, all_: Annotated[bool, typer.Option("--all", help="Check every puzzle that runs on a TPU.")] = False,
+          solutions: SolutionsOption = False, as_json: JsonOption = False) -> None:
     """Without a TPU: check that a kernel lowers for one (Mosaic's block rules), on this machine."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_lower(console, puzzle, all_, solutions))
+    _run(lambda out: commands.cmd_verify(out, puzzle, all_, backends.TPU.name, solutions, Mode.LOWER), as_json)
 
 
 @app.command()
 def doctor() -> None:
     """Report Python, JAX, devices, the backend `auto` picks, the cache, the watcher and the workspace."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_doctor(console))
+    _run(commands.cmd_doctor)
 
 
 @app.command()
 def hint(puzzle: PuzzleArgument = None) -> None:
     """Show the next hint level for a puzzle."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_hint(console, puzzle))
+    _run(lambda out: commands.cmd_hint(out, puzzle))
 
 
 @app.command("list")
-def list_puzzles() -> None:
+def list_puzzles(as_json: JsonOption = False) -> None:
     """Table of puzzles: number, name, status, file."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_list(console))
+    _run(commands.cmd_list, as_json)
+
+
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+def _confirm(question: str) -> bool:
+    return typer.confirm(question, default=False)
 
 
 @app.command()
-def reset(
-    puzzle: Annotated[str, typer.Argument(help="Puzzle number or name.")],
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-) -> None:
+def reset(puzzle: Annotated[str, typer.Argument(metavar="PUZZLE", help="Puzzle number or name.")],
+          yes: YesOption = False) -> None:
     """Restore a puzzle's stub; your current file is backed up first."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_reset(console, puzzle, yes, lambda q: typer.confirm(q, default=False)))
+    _run(lambda out: commands.cmd_reset(out, puzzle, yes, _confirm))
 
 
 @app.command()
-def solution(
-    puzzle: PuzzleArgument = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Show it even if the puzzle is unsolved.")] = False,
-) -> None:
+def solution(puzzle: PuzzleArgument = None, yes: YesOption = False) -> None:
     """Show the reference solution (asks first if you have not solved the puzzle)."""
-    console = render.make_console()
-    _run(lambda: commands.cmd_solution(console, puzzle, yes, lambda q: typer.confirm(q, default=False)))
+    _run(lambda out: commands.cmd_solution(out, puzzle, yes, _confirm))
 
 
 def main() -> None:

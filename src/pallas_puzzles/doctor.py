@@ -58,7 +58,7 @@ def diagnose_installation() -> Report:
         report.add("course files", str(course_dir("exercises").parent))
     except UserError as exc:
         report.add("course files", "missing", False, exc.message)
-    backends.prepare_environment("auto")
+    backends.prepare_environment(backends.AUTO, backends.Mode.RUN)
     try:
         import jax
         import jaxlib
@@ -73,7 +73,7 @@ def diagnose_installation() -> Report:
     try:
         devices = ", ".join(sorted({f"{d.platform}:{d.device_kind}" for d in jax.devices()}))
         report.add("devices", devices)
-        report.add("auto backend", backends.resolve("auto"))
+        report.add("auto backend", backends.resolve(backends.AUTO).name)
     except Exception as exc:
         report.add("devices", f"JAX cannot list devices ({exc})", False, "Reinstall jax for your platform.")
     cache = backends.cache_dir()
@@ -83,11 +83,9 @@ def diagnose_installation() -> Report:
     except OSError as exc:
         report.add("compile cache", f"{cache} is not writable ({exc})", False,
                    "Set PALLAS_PUZZLES_CACHE_DIR to a writable folder.")
-    try:
-        from jax._src.mesh import AbstractDevice  # noqa: F401
-
+    if hasattr(jax.sharding, "AbstractDevice"):
         report.add("TPU lowering check", "available (`pallas-puzzles lower N`)")
-    except ImportError:
+    else:
         report.add("TPU lowering check", "not available with this jax", True)
     watcher, ok, fix = _watcher()
     report.add("file watcher", watcher, ok, fix)

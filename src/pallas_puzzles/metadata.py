@@ -12,9 +12,14 @@ from dataclasses import dataclass, fields
 from importlib import resources
 from typing import Any
 
+from pallas_puzzles import backends
+from pallas_puzzles.backends import Backend
 from pallas_puzzles.errors import UserError
 
-BACKENDS = ("interpret", "gpu", "tpu")
+# A check's time limit, unless a puzzle sets its own: generous against what the
+# reference solution needs on a slow machine, but seconds, not minutes.
+TIME_LIMIT_FLOOR = 12.0
+TIME_LIMIT_FACTOR = 8.0
 
 
 @dataclass(frozen=True)
@@ -48,19 +53,27 @@ class Puzzle:
     tour: bool = False
     sequential_grid: bool = False
     tpu_only_idiom: str = ""
-    time_limit: float = 60.0
+    time_limit: float = 0.0  # 0: derived from reference_seconds
+    reference_seconds: float = 0.0  # what a cold check of the reference solution takes (measured)
     spec: str = ""  # spec module name under pallas_puzzles.specs; defaults to the puzzle name
 
     @property
     def label(self) -> str:
         return f"{self.number:02d} {self.name}"
 
-    def cases_for(self, backend: str) -> tuple[dict[str, int], ...]:
-        """Shape cases for a backend; interpret cases are the default."""
-        return self.cases.get(backend) or self.cases["interpret"]
+    def cases_for(self, backend: Backend) -> tuple[dict[str, int], ...]:
+        """Shape cases for a backend; the interpreter's cases are the default."""
+        return self.cases.get(backend.cases) or self.cases[backends.INTERPRET.cases]
 
-    def supports(self, backend: str) -> bool:
-        return ("tpu" if backend == "tpu-lower" else backend) in self.backends
+    def supports(self, backend: Backend) -> bool:
+        return backend.name in self.backends
+
+    @property
+    def limit_seconds(self) -> float:
+        """How long a check may run before it is stopped (PALLAS_PUZZLES_TIME_LIMIT overrides)."""
+        if self.time_limit:
+            return self.time_limit
+        return max(TIME_LIMIT_FLOOR, TIME_LIMIT_FACTOR * self.reference_seconds)
 
 
 @dataclass(frozen=True)
@@ -107,6 +120,9 @@ def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
         for item in raw.get("inputs", [])
     )
     cases = {backend: tuple(dict(c) for c in raw_cases) for backend, raw_cases in raw["cases"].items()}
+    named = set(raw.get("backends", ())) | set(cases)
+    if not named <= set(backends.REGISTRY):
+        raise ValueError(f"puzzles.toml: puzzle {raw.get('number')} names unknown backends {sorted(named - set(backends.REGISTRY))}")
     return Puzzle(
         number=int(raw["number"]),
         name=raw["name"],
@@ -117,13 +133,14 @@ def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
         hints=tuple(raw.get("hints", ())),
         inputs=inputs,
         cases=cases,
-        backends=tuple(raw.get("backends", BACKENDS)),
+        backends=tuple(raw.get("backends", backends.REGISTRY)),
         rtol=float(raw.get("rtol", 1e-5)),
         atol=float(raw.get("atol", 1e-5)),
         tour=bool(raw.get("tour", False)),
         sequential_grid=bool(raw.get("sequential_grid", False)),
         tpu_only_idiom=raw.get("tpu_only_idiom", ""),
-        time_limit=float(raw.get("time_limit", 60.0)),
+        time_limit=float(raw.get("time_limit", 0.0)),
+        reference_seconds=float(raw.get("reference_seconds", 0.0)),
         spec=raw.get("spec", raw["name"]),
     )
 

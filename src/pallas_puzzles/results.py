@@ -1,12 +1,16 @@
-"""Plain data describing a check's outcome.
+"""A check's outcome as plain data; renderers (terminal, JSON) are views of it.
 
 Results cross a process boundary (the worker sends them to the UI), so they
-hold only built-in types: no jax arrays, no exceptions, no tracebacks.
+hold only built-in types and catalogue kinds: no jax arrays, no exceptions.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from enum import Enum
+
+from pallas_puzzles.findings import FindingKind
 
 
 @dataclass(frozen=True)
@@ -26,17 +30,32 @@ class SourceLine:
 class Finding:
     """Something wrong that is not (only) a numeric mismatch.
 
-    kind is one of: syntax, import, missing-entry, error, oob-block, oob-read,
-    oob-write, revisit, race, unwritten, shape, timeout, crash, unsupported.
+    `message` says what happened in this kernel; `explanation` defaults to the
+    catalogue's text for the kind, or a more specific plain-language meaning.
     """
 
-    kind: str
-    title: str
+    kind: FindingKind
+    message: str
     explanation: str = ""
     where: tuple[SourceLine, ...] = ()
     grid_point: tuple[int, ...] | None = None
     array: str | None = None
     detail: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.explanation:
+            object.__setattr__(self, "explanation", self.kind.explanation)
+
+
+class ElementFault(Enum):
+    """Why one output element is wrong."""
+
+    WRONG = "wrong"
+    NAN = "nan"  # NaN or inf where the spec has a finite number
+    UNWRITTEN = "unwritten"
+
+
+GARBAGE_MAGNITUDE = 1e30  # larger than any puzzle's output: uninitialised memory
 
 
 @dataclass(frozen=True)
@@ -44,7 +63,7 @@ class BadElement:
     index: tuple[int, ...]
     expected: float
     got: float
-    reason: str  # "wrong", "nan", "unwritten", "inf"
+    fault: ElementFault
 
 
 @dataclass(frozen=True)
@@ -64,14 +83,43 @@ class Mismatch:
     rtol: float = 0.0
     atol: float = 0.0
 
+    @property
+    def kind(self) -> FindingKind:
+        """The one reason this mismatch is reported under (worst first)."""
+        if self.n_unwritten:
+            return FindingKind.MISMATCH_UNWRITTEN
+        if self.n_nan:
+            return FindingKind.MISMATCH_NAN
+        if any(abs(e.got) >= GARBAGE_MAGNITUDE for e in self.examples if not math.isnan(e.got)):
+            return FindingKind.MISMATCH_GARBAGE
+        return FindingKind.MISMATCH_WRONG
+
+
+class Status(Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"  # no verdict: the checker itself failed
+
 
 @dataclass(frozen=True)
 class CaseResult:
     label: str
     passed: bool
-    finding: Finding | None = None
+    findings: tuple[Finding, ...] = ()
     mismatch: Mismatch | None = None
     seconds: float = 0.0
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def finding(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
+
+    @property
+    def kind(self) -> FindingKind | None:
+        """The kind this case failed with, if it failed."""
+        if self.findings:
+            return self.findings[0].kind
+        return self.mismatch.kind if self.mismatch is not None else None
 
 
 @dataclass
@@ -81,13 +129,41 @@ class CheckResult:
     file: str
     backend: str
     passed: bool
+    mode: str = "run"  # "run", or "lower" for the TPU lowering check
     cases: list[CaseResult] = field(default_factory=list)
-    finding: Finding | None = None  # a failure before any case ran (syntax, import, time-out)
+    findings: list[Finding] = field(default_factory=list)  # about the file as a whole
     printed: str = ""  # what the learner's code printed (jax.debug.print and print)
     seconds: float = 0.0
     skipped_cases: int = 0  # cases not run because an earlier one failed
-    note: str = ""
+
+    @property
+    def finding(self) -> Finding | None:
+        """The finding that stopped the check before any case could run (syntax, time-out, ...)."""
+        blocking = [f for f in self.findings if f.kind is not FindingKind.NOT_STARTED]
+        return blocking[0] if blocking else None
+
+    @property
+    def not_started(self) -> bool:
+        return any(f.kind is FindingKind.NOT_STARTED for f in self.findings)
 
     @property
     def first_failure(self) -> CaseResult | None:
         return next((c for c in self.cases if not c.passed), None)
+
+    @property
+    def kind(self) -> FindingKind | None:
+        """The kind of the first thing wrong, for tests and summaries."""
+        if self.finding is not None:
+            return self.finding.kind
+        if self.not_started and not self.passed:
+            return FindingKind.NOT_STARTED
+        case = self.first_failure
+        return case.kind if case is not None else None
+
+    @property
+    def status(self) -> Status:
+        if self.passed:
+            return Status.PASS
+        if self.finding is not None and self.finding.kind.is_our_fault:
+            return Status.ERROR
+        return Status.FAIL

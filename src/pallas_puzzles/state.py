@@ -1,7 +1,8 @@
-"""Progress: current puzzle, solved puzzles, hint levels seen.
+"""Saving and loading the learner's progress file (`progress` owns what it means).
 
 Written atomically (temp file + rename) so a crash never leaves half a file;
-a corrupt file is set aside with a warning and progress starts afresh.
+a corrupt file is set aside under a name not yet taken, with a warning, and
+progress starts afresh.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pallas_puzzles.metadata import Course
 from pallas_puzzles.workspace import Workspace
@@ -34,14 +36,6 @@ class State:
             indent=2,
         )
 
-    def next_unsolved(self, course: Course, after: int | None = None) -> int | None:
-        """The first unsolved counted puzzle after `after` (wrapping round), if any."""
-        numbers = [p.number for p in course.counted]
-        if after is not None and after in numbers:
-            start = numbers.index(after) + 1
-            numbers = numbers[start:] + numbers[:start]
-        return next((n for n in numbers if n not in self.solved), None)
-
 
 def fresh_state(course: Course) -> State:
     return State(current=course.counted[0].number)
@@ -58,6 +52,16 @@ def _parse(text: str, course: Course) -> State:
     return State(current=current, solved=solved, hints_seen=hints)
 
 
+def _free_name(path: Path) -> Path:
+    """state.corrupt.json, then state.corrupt-2.json, ...: never overwrite an earlier one."""
+    candidate = path.with_suffix(".corrupt.json")
+    counter = 2
+    while candidate.exists():
+        candidate = path.with_name(f"{path.stem}.corrupt-{counter}.json")
+        counter += 1
+    return candidate
+
+
 def load_state(workspace: Workspace, course: Course) -> tuple[State, str | None]:
     """The saved state, or a fresh one; the second value is a warning to show, if any."""
     path = workspace.state_file
@@ -66,16 +70,23 @@ def load_state(workspace: Workspace, course: Course) -> tuple[State, str | None]
     try:
         return _parse(path.read_text(encoding="utf-8"), course), None
     except (ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
-        aside = path.with_suffix(".corrupt.json")
+        reason = exc.__class__.__name__
+    aside = _free_name(path)
+    try:
         os.replace(path, aside)
-        warning = (
-            f"Your progress file was unreadable ({exc.__class__.__name__}); it was moved to "
-            f"{aside.name} and progress starts afresh. Your exercise files are untouched."
+    except OSError as exc:
+        return fresh_state(course), (
+            f"Your progress file {path} was unreadable ({reason}) and could not be moved aside "
+            f"({exc.strerror}); progress starts afresh for now. Your exercise files are untouched."
         )
-        return fresh_state(course), warning
+    return fresh_state(course), (
+        f"Your progress file was unreadable ({reason}); it was moved to {aside.name} and progress "
+        f"starts afresh. Your exercise files are untouched."
+    )
 
 
 def save_state(workspace: Workspace, state: State) -> None:
+    """Write the state atomically; raises OSError when the workspace cannot be written."""
     workspace.meta.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=workspace.meta, prefix=".state-", suffix=".json")
     try:

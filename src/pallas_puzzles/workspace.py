@@ -70,10 +70,9 @@ class Workspace:
 
 
 def find_workspace(start: Path | None = None) -> Workspace:
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / MARKER).is_dir() or _is_source_checkout(folder):
-            return Workspace(folder)
+    found = _enclosing_workspace((start or Path.cwd()).resolve())
+    if found is not None:
+        return Workspace(found)
     raise UserError(
         "This folder is not inside a pallas-puzzles workspace; create one with "
         "`pallas-puzzles init DIR` and run commands from inside it."
@@ -95,17 +94,36 @@ it checks the current puzzle every time you save and moves on when it passes.
 """
 
 
+def _enclosing_workspace(folder: Path, checkout_counts: bool = True) -> Path | None:
+    """The nearest folder at or above `folder` that is a workspace (or the source checkout)."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / MARKER).is_dir() or (checkout_counts and _is_source_checkout(candidate)):
+            return candidate
+    return None
+
+
 def init_workspace(target: Path, course: Course) -> Workspace:
+    """Write a fresh workspace into a new or empty-enough folder; never overwrite, never nest."""
     target = target.resolve()
-    if (target / MARKER).exists() or (target / "exercises").exists():
-        raise UserError(f"{target} already holds a workspace (or an exercises folder); pick another folder, nothing was changed.")
+    # A workspace inside the source checkout is fine (the README makes one there).
+    enclosing = _enclosing_workspace(target, checkout_counts=False)
+    if enclosing is not None:
+        raise UserError(f"{target} is inside the workspace {enclosing}; create the new one somewhere "
+                        f"else (nothing was changed).")
+    ours = [target / MARKER, target / "exercises", target / "solutions", target / "README.md"]
+    taken = [p.name + ("/" if p.is_dir() else "") for p in ours if p.exists() or p.is_symlink()]
+    if taken:
+        raise UserError(f"{target} already has {', '.join(taken)}; pick a new or empty folder so nothing "
+                        f"of yours is overwritten (nothing was changed).")
+    if target.exists() and not target.is_dir():
+        raise UserError(f"{target} is a file, not a folder; pick another name (nothing was changed).")
     source = course_dir("exercises")
     target.mkdir(parents=True, exist_ok=True)
     workspace = Workspace(target)
     workspace.exercises.mkdir()
     for puzzle in course.puzzles:
         shutil.copyfile(source / puzzle.file, workspace.exercise(puzzle))
-    workspace.solutions.mkdir(exist_ok=True)
+    workspace.solutions.mkdir()
     workspace.backups.mkdir(parents=True)
     (target / "README.md").write_text(WORKSPACE_README, encoding="utf-8")
     return workspace

@@ -18,7 +18,7 @@ from pallas_puzzles.metadata import Puzzle
 
 
 def spec_module(puzzle: Puzzle) -> ModuleType:
-    return importlib.import_module(f"pallas_puzzles.specs.{puzzle.spec or puzzle.name}")
+    return importlib.import_module(f"pallas_puzzles.engine.specs.{puzzle.spec or puzzle.name}")
 
 
 def case_seed(puzzle: Puzzle, case_index: int) -> list[int]:

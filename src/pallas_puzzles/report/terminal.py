@@ -1,4 +1,4 @@
-"""All terminal output lives here: results, lists, hints, panels and errors."""
+"""The terminal view: results, lists, hints, panels and one-line messages, drawn with rich."""
 
 from __future__ import annotations
 
@@ -9,45 +9,34 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
+from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from pallas_puzzles.metadata import Course, Puzzle
+from pallas_puzzles import backends
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.results import (
+    GARBAGE_MAGNITUDE,
+    CaseResult,
+    CheckResult,
+    ElementFault,
+    Finding,
+    Mismatch,
+    SourceLine,
+)
 
 if TYPE_CHECKING:
     from pallas_puzzles.doctor import Report
-from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, SourceLine
+    from pallas_puzzles.progress import PassOutcome, Progress
 
 # Letters, not coloured squares only, so the map reads without colour too.
 CELL_STYLE = {".": ("·", "green"), "x": ("x", "bold red"), "N": ("N", "bold magenta"), "?": ("?", "bold yellow")}
 
-MISMATCH_MEANING = {
-    "unwritten": (
-        "No program wrote these elements. Check that the grid covers the whole output "
-        "(pl.cdiv rounds up, so the partial last block gets a program) and that every program "
-        "writes its whole block."
-    ),
-    "nan": (
-        "NaN where the spec has a number. Interpret mode fills two kinds of memory with NaN: the "
-        "padding of a block that hangs over the array edge, and scratch or accumulator buffers "
-        "before their first write. Mask padding with jnp.where before it is reduced or mixed into "
-        "other elements, and initialise accumulators (pl.when on the first step) before adding to them."
-    ),
-    "huge": (
-        "Huge values: the kernel read an output or scratch ref before writing it, and "
-        "uninitialised memory reached the result. Initialise accumulators first."
-    ),
-    "wrong": (
-        "The numbers differ. Work one of the first mismatches out by hand from the spec and "
-        "compare with what your kernel computes for that element."
-    ),
-}
-
-
-def make_console(force_plain: bool = False) -> Console:
+def make_console(force_plain: bool = False, stderr: bool = False) -> Console:
     if force_plain:
-        return Console(color_system=None, highlight=False, soft_wrap=True)
-    return Console(highlight=False)
+        return Console(color_system=None, highlight=False, soft_wrap=True, stderr=stderr)
+    return Console(highlight=False, stderr=stderr)
 
 
 def file_link(path: Path | str) -> Text:
@@ -83,39 +72,29 @@ def _source_block(where: tuple[SourceLine, ...], caret: str = "") -> list[Text]:
 
 
 def render_finding(finding: Finding) -> Group:
-    parts: list[Text] = [Text(finding.title, style="bold red")]
-    if finding.grid_point is not None and "grid point" not in finding.title:
+    parts: list[Text] = [Text(finding.message, style="bold red")]
+    if finding.grid_point is not None and "grid point" not in finding.message:
         parts.append(Text(f"  at grid point (program ids) {finding.grid_point}", style="red"))
-    parts.extend(_source_block(finding.where, finding.detail if finding.kind == "syntax" else ""))
+    parts.extend(_source_block(finding.where, finding.detail if finding.kind is FindingKind.SYNTAX else ""))
     if finding.explanation:
         parts.append(Text("→ " + finding.explanation, style="yellow"))
-    if finding.kind in ("error", "import") and not finding.where and finding.detail:
+    if finding.kind in (FindingKind.ERROR, FindingKind.IMPORT) and not finding.where and finding.detail:
         parts.append(Text(finding.detail.strip().splitlines()[0][:300], style="dim"))
-    if finding.kind == "crash" and finding.detail:
+    if finding.kind is FindingKind.INTERNAL and finding.detail:
         parts.append(Text(finding.detail[-2000:], style="dim"))
     return Group(*parts)
 
 
-def _format_value(value: float, reason: str) -> str:
-    if reason == "unwritten":
+def _format_value(value: float, fault: ElementFault = ElementFault.WRONG) -> str:
+    if fault is ElementFault.UNWRITTEN:
         return "never written"
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    if abs(value) >= 1e30:
+    if abs(value) >= GARBAGE_MAGNITUDE:
         return f"{value:.2e} (garbage)"
     return f"{value:.6g}"
-
-
-def _mismatch_reason(m: Mismatch) -> str:
-    if m.n_unwritten:
-        return "unwritten"
-    if m.n_nan:
-        return "nan"
-    if m.examples and any(abs(e.got) >= 1e30 for e in m.examples if not math.isnan(e.got)):
-        return "huge"
-    return "wrong"
 
 
 def _block_map(m: Mismatch) -> list[Text]:
@@ -134,7 +113,7 @@ def _block_map(m: Mismatch) -> list[Text]:
     return lines
 
 
-def render_mismatch(m: Mismatch) -> Group:
+def render_mismatch(m: Mismatch, advise: bool = True) -> Group:
     counts = f"{m.n_bad} of {m.total} output elements are wrong"
     extras = []
     if m.n_unwritten:
@@ -149,21 +128,21 @@ def render_mismatch(m: Mismatch) -> Group:
     table.add_column("expected", justify="right")
     table.add_column("got", justify="right", style="red")
     for bad in m.examples:
-        table.add_row(str(bad.index), _format_value(bad.expected, "wrong"), _format_value(bad.got, bad.reason))
+        table.add_row(str(bad.index), _format_value(bad.expected), _format_value(bad.got, bad.fault))
     parts: list[object] = [title, Text(f"Output shape {m.shape}; tolerance rtol={m.rtol:g}, atol={m.atol:g}. First mismatches:", style="dim"), table]
     parts.extend(_block_map(m))
-    parts.append(Text("→ " + MISMATCH_MEANING[_mismatch_reason(m)], style="yellow"))
+    if advise:
+        parts.append(Text("→ " + m.kind.explanation, style="yellow"))
     return Group(*parts)
 
 
-def render_case(case: CaseResult) -> Group:
+def render_case(case: CaseResult, advise: bool = True) -> Group:
     head = Text(f"Shape case {case.label}: ", style="bold")
     head.append("passed" if case.passed else "failed", style="green" if case.passed else "bold red")
     parts: list[object] = [head]
-    if case.finding is not None:
-        parts.append(render_finding(case.finding))
+    parts.extend(render_finding(finding) for finding in case.findings)
     if case.mismatch is not None:
-        parts.append(render_mismatch(case.mismatch))
+        parts.append(render_mismatch(case.mismatch, advise))
     return Group(*parts)
 
 
@@ -177,17 +156,15 @@ def render_result(console: Console, result: CheckResult, puzzle: Puzzle) -> None
         _render_printed(console, result)
         return
     body: list[object] = [Text("File: ") + file_link(result.file)]
-    if result.finding is not None:
-        body.append(render_finding(result.finding))
+    body.extend(render_finding(finding) for finding in result.findings)
     for case in result.cases:
         if case.passed:
             body.append(Text(f"Shape case {case.label}: passed", style="green"))
         else:
-            body.append(render_case(case))
+            # An untouched stub is wrong by design: advice on fixing it would mislead.
+            body.append(render_case(case, advise=not result.not_started))
     if result.skipped_cases:
         body.append(Text(f"({result.skipped_cases} more shape case(s) not run: fix this one first)", style="dim"))
-    if result.note:
-        body.append(Text(result.note, style="dim"))
     console.print(Panel(Group(*body), title=Text("✗ " + title, style="bold red"),
                         subtitle=f"{backend} · {result.seconds:.2f} s", border_style="red", expand=True))
     _render_printed(console, result)
@@ -201,7 +178,8 @@ def _render_printed(console: Console, result: CheckResult) -> None:
         console.print(Panel(Text(shown), title="your code printed", border_style="dim", expand=True))
 
 
-def render_success(console: Console, puzzle: Puzzle, solution: Path | None, upcoming: Puzzle | None) -> None:
+def render_success(console: Console, puzzle: Puzzle, outcome: PassOutcome) -> None:
+    solution, upcoming = outcome.solution, outcome.upcoming
     lines = [Text(f"Puzzle {puzzle.number} ({puzzle.title}) solved!", style="bold green")]
     if solution is not None:
         lines.append(Text("Compare with the reference solution: ") + file_link(solution))
@@ -220,53 +198,75 @@ def progress_bar(solved: int, total: int, width: int = 30) -> Text:
     return text
 
 
-def render_list(console: Console, course: Course, solved: set[int], current: int, exercises: Path) -> None:
+# Below this width the file name goes under the title: file names are never folded,
+# because a learner copies them.
+WIDE_LIST_COLUMNS = 80
+
+
+def _list_row(progress: Progress, puzzle: Puzzle) -> tuple[str, Text, Text, str, Text]:
+    if puzzle.tour:
+        status = Text("tour", style="blue")
+    elif progress.is_solved(puzzle):
+        status = Text("solved", style="green")
+    else:
+        status = Text("unsolved", style="yellow")
+    marker = "▶ " if puzzle == progress.current else ""
+    missing = [b.name for b in backends.REGISTRY.values() if not puzzle.supports(b)]
+    runs_on = "all" if not missing else "no " + "/".join(missing)
+    if puzzle.tpu_only_idiom:
+        runs_on += "*"
+    link = Text(puzzle.file, style=f"cyan link file://{progress.exercise(puzzle).resolve()}")
+    return marker + str(puzzle.number), Text(puzzle.title), status, runs_on, link
+
+
+def render_list(console: Console, progress: Progress) -> None:
+    course = progress.course
+    wide = console.width >= WIDE_LIST_COLUMNS
     table = Table(title=course.title, box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("puzzle", min_width=16)
-    table.add_column("status", no_wrap=True)
-    table.add_column("runs on", no_wrap=True)
-    table.add_column("file", overflow="fold")
+    table.add_column("puzzle" if wide else "puzzle / file", min_width=16)
+    table.add_column("status" if wide else "status / runs on", no_wrap=True)
+    if wide:
+        table.add_column("runs on", no_wrap=True)
+        table.add_column("file", no_wrap=True)
     for puzzle in course.puzzles:
-        if puzzle.tour:
-            status = Text("tour", style="blue")
-        elif puzzle.number in solved:
-            status = Text("solved", style="green")
+        number, title, status, runs_on, link = _list_row(progress, puzzle)
+        if wide:
+            table.add_row(number, title, status, runs_on, link)
         else:
-            status = Text("unsolved", style="yellow")
-        marker = "▶ " if puzzle.number == current else ""
-        missing = [b for b in ("gpu", "tpu") if b not in puzzle.backends]
-        backends = "all" if not missing else "no " + "/".join(missing)
-        if puzzle.tpu_only_idiom:
-            backends += "*"
-        link = Text(puzzle.file, style=f"cyan link file://{(exercises / puzzle.file).resolve()}")
-        table.add_row(marker + str(puzzle.number), puzzle.title, status, backends, link)
+            table.add_row(number, title + Text("\n") + link, status + Text("\n" + runs_on, style="dim"))
     console.print(table)
     if any(p.tpu_only_idiom for p in course.puzzles):
         console.print(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
     console.print(Text("Commands take a puzzle's number or the name in its file, e.g. `pallas-puzzles hint long_sum`.", style="dim"))
-    counted = [p for p in course.puzzles if not p.tour]
-    console.print(progress_bar(len([p for p in counted if p.number in solved]), len(counted)))
+    console.print(progress_bar(progress.solved_count, progress.total))
 
 
 def render_hint(console: Console, puzzle: Puzzle, level: int) -> None:
     total = len(puzzle.hints)
     lines = [Text(f"Hint {i + 1}/{total}: ", style="bold") + Text(puzzle.hints[i]) for i in range(level)]
     if level >= total:
-        lines.append(Text("That was the last hint; `pallas-puzzles solution` shows the answer once you have solved it.", style="dim"))
+        lines.append(Text(f"That was the last hint. `pallas-puzzles solution {puzzle.number}` shows the reference "
+                          "solution; while the puzzle is unsolved it asks first.", style="dim"))
     else:
         lines.append(Text(f"Ask again for hint {level + 1}.", style="dim"))
     console.print(Panel(Group(*lines), title=f"Puzzle {puzzle.number}: {puzzle.title}", border_style="blue"))
 
 
-def render_watch_header(console: Console, puzzle: Puzzle, file: Path, solved: int, total: int, keys: bool) -> None:
+def render_watch_header(console: Console, progress: Progress, keys: bool) -> None:
+    puzzle = progress.current
     console.rule(Text(f"Puzzle {puzzle.number}: {puzzle.title}", style="bold"))
-    console.print(Text("Edit ") + file_link(file) + Text(" and save; it is checked on every save."))
-    console.print(progress_bar(solved, total))
+    console.print(Text("Edit ") + file_link(progress.exercise(puzzle)) + Text(" and save; it is checked on every save."))
+    console.print(progress_bar(progress.solved_count, progress.total))
     if keys:
         console.print(Text("keys: h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
     else:
         console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · q quit", style="dim"))
+
+
+def render_source(console: Console, path: Path) -> None:
+    """A file's code, highlighted, without line numbers: a learner copies from it."""
+    console.print(Syntax(path.read_text(encoding="utf-8"), "python", line_numbers=False))
 
 
 def render_doctor(console: Console, report: Report) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pallas_puzzles.results import BadElement, Mismatch
-from pallas_puzzles.strict import sentinel_for
+from pallas_puzzles.engine.intercept.sentinel import sentinel_for
+from pallas_puzzles.results import BadElement, ElementFault, Mismatch
 
 MAX_EXAMPLES = 6
 MAX_MAP_CELLS = 32  # per axis; larger grids are grouped
@@ -93,8 +93,8 @@ def compare(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float,
     examples = []
     for flat in np.flatnonzero(bad.ravel())[:MAX_EXAMPLES]:
         index = tuple(int(i) for i in np.unravel_index(flat, bad.shape))
-        reason = "unwritten" if unwritten[index] else "nan" if garbage[index] else "wrong"
-        examples.append(BadElement(index=index, expected=float(e64[index]), got=float(g64[index]), reason=reason))
+        fault = ElementFault.UNWRITTEN if unwritten[index] else ElementFault.NAN if garbage[index] else ElementFault.WRONG
+        examples.append(BadElement(index=index, expected=float(e64[index]), got=float(g64[index]), fault=fault))
     block = tuple(block_shape) if block_shape else tuple(expected.shape)
     rows, title = block_map(bad, unwritten, garbage, block)
     return Mismatch(

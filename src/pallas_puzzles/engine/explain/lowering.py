@@ -1,4 +1,4 @@
-"""Checking, without a TPU, that a kernel lowers for one.
+"""Checking, without a TPU, that a kernel lowers for one, and explaining a refusal.
 
 `jax.jit(f).trace(...).lower(lowering_platforms=("tpu",))` runs Pallas's
 Mosaic TPU lowering on the CPU, with its block-shape rules. Some rules depend
@@ -13,9 +13,10 @@ import contextlib
 import re
 from collections.abc import Iterator
 
-from pallas_puzzles.diagnose import learner_frames
+from pallas_puzzles.engine.explain.source import learner_frames
+from pallas_puzzles.engine.intercept.session import StrictSession
+from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
-from pallas_puzzles.strict import StrictSession
 
 TARGET_DEVICE_KIND = "TPU v5 lite"
 
@@ -34,19 +35,24 @@ TPU_MEANINGS: tuple[tuple[str, str], ...] = (
 )
 
 
+class LoweringUnavailable(Exception):
+    """This jax cannot target an abstract TPU: a limit of the set-up, not of the kernel."""
+
+
 @contextlib.contextmanager
 def target_tpu() -> Iterator[None]:
-    """Make the lowering believe it targets a TPU v5e."""
+    """Make the lowering believe it targets a TPU v5e (public jax.sharding API, jax >= 0.10)."""
     import jax
 
     try:
-        from jax._src.mesh import AbstractDevice
-    except ImportError:  # a JAX without abstract devices: lower for whatever is current
-        yield
-        return
-    device = AbstractDevice(device_kind=TARGET_DEVICE_KIND, num_cores=1, platform="tpu")
-    mesh = jax.sharding.AbstractMesh((1,), ("tpu",), abstract_device=device)
-    with jax.sharding.use_abstract_mesh(mesh):
+        device = jax.sharding.AbstractDevice(device_kind=TARGET_DEVICE_KIND, num_cores=1, platform="tpu")
+        mesh = jax.sharding.AbstractMesh((1,), ("tpu",), abstract_device=device)
+        scope = jax.sharding.use_abstract_mesh(mesh)
+    except (AttributeError, TypeError) as exc:
+        raise LoweringUnavailable(
+            f"jax {jax.__version__} cannot target an abstract TPU here ({type(exc).__name__}: {exc})"
+        ) from exc
+    with scope:
         yield
 
 
@@ -58,8 +64,8 @@ def explain(exc: BaseException, session: StrictSession) -> Finding:
     if not where and session.calls and session.calls[-1].call_line is not None:
         where = (session.calls[-1].call_line,)
     return Finding(
-        kind="tpu-lowering",
-        title=f"This kernel would not compile for a TPU: {first[:400]}",
+        FindingKind.TPU_LOWERING,
+        f"This kernel would not compile for a TPU: {first[:400]}",
         explanation=meaning,
         where=where,
         detail=text,

@@ -1,0 +1,219 @@
+"""Check one puzzle: load the learner's file, run (or lower) every shape case, compare.
+
+This runs inside the checker process (jax imported, the strict pallas_call
+installed) and returns plain data; rendering happens elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from pallas_puzzles.backends import TPU, Backend, Mode
+from pallas_puzzles.engine import specs
+from pallas_puzzles.engine.compare import compare
+from pallas_puzzles.engine.explain import lowering
+from pallas_puzzles.engine.explain.runtime import diagnose, import_finding, syntax_finding
+from pallas_puzzles.engine.explain.source import make_line, remember_source
+from pallas_puzzles.engine.intercept import patch
+from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation, session_scope
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.results import CaseResult, CheckResult, Finding
+from pallas_puzzles.workspace import course_dir
+
+_module_counter = itertools.count()
+
+
+def load_learner_module(path: Path, text: str | None = None) -> ModuleType:
+    """Run a learner's file as a fresh module, so every save is re-read.
+
+    The text that runs is the text every finding quotes (see remember_source),
+    and no bytecode is written next to the learner's file.
+    """
+    if text is None:
+        text = path.read_text(encoding="utf-8")
+    filename = str(path)
+    remember_source(filename, text)
+    code = compile(text, filename, "exec")
+    name = f"pallas_puzzles_learner_{path.stem}_{next(_module_counter)}"
+    module = ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module  # dataclasses and pickling look their module up while it runs
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def _not_started(puzzle: Puzzle, path: Path, text: str) -> Finding | None:
+    """A finding when the file is still the original stub: nothing of the learner's to judge."""
+    try:
+        original = course_dir("exercises") / puzzle.file
+        # In the source checkout the learner edits the course file itself: nothing to compare with.
+        if original.resolve() == path.resolve():
+            return None
+        pristine = original.read_text(encoding="utf-8")
+    except (UserError, OSError):
+        return None
+    if puzzle.tour or text != pristine:
+        return None
+    todo = tuple(make_line(str(path), n + 1) for n, line in enumerate(text.splitlines()) if "TODO" in line)
+    return Finding(FindingKind.NOT_STARTED,
+                   f"You have not started puzzle {puzzle.number} yet: {path.name} is the original exercise.",
+                   where=todo)
+
+
+_case_cache: dict[tuple[str, int, tuple[tuple[str, int], ...]], tuple[tuple[np.ndarray, ...], np.ndarray]] = {}
+
+
+def _case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Inputs and the spec's output for a case; deterministic, so a worker computes them once."""
+    key = (puzzle.name, index, tuple(sorted(sizes.items())))
+    if key not in _case_cache:
+        inputs = specs.make_inputs(puzzle, sizes, index)
+        _case_cache[key] = (inputs, specs.expected_output(puzzle, inputs))
+    return _case_cache[key]
+
+
+def _output_layout(session: StrictSession, shape: tuple[int, ...]) -> tuple[tuple[int, ...] | None, np.ndarray | None]:
+    """Block shape and coverage of the pallas_call output that produced a result of `shape`.
+
+    Under jax.vmap the recorded call has the per-example shape: its trailing
+    dimensions match and the coverage repeats over the batch dimensions.
+    """
+    for record in reversed(session.calls):
+        for out in record.outputs:
+            lead = len(shape) - len(out.array_shape)
+            if lead < 0 or tuple(shape[lead:]) != out.array_shape:
+                continue
+            block = (1,) * lead + tuple(out.block_dims) if out.block_dims is not None else None
+            covered = np.broadcast_to(out.covered, shape) if out.covered is not None else None
+            return block, covered
+    return None, None
+
+
+def _shape_finding(expected: np.ndarray, got: Any) -> Finding | None:
+    got_shape = tuple(getattr(got, "shape", ()))
+    if got_shape != tuple(expected.shape):
+        return Finding(
+            FindingKind.SHAPE,
+            f"Your function returned shape {got_shape}; the spec's output has shape {tuple(expected.shape)}.",
+        )
+    return None
+
+
+class _Case:
+    """One shape case being checked: its label, sizes and a stopwatch."""
+
+    def __init__(self, puzzle: Puzzle, sizes: dict[str, int], index: int, backend: Backend, learner_file: Path) -> None:
+        self.puzzle, self.sizes, self.index = puzzle, sizes, index
+        self.label = specs.case_label(sizes)
+        self.started = time.perf_counter()
+        self.session = StrictSession(backend=backend, learner_file=str(learner_file),
+                                     allow_revisits=puzzle.sequential_grid)
+
+    def done(self, passed: bool, *findings: Finding, mismatch: Any = None) -> CaseResult:
+        return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
+                          seconds=time.perf_counter() - self.started, sizes=dict(self.sizes))
+
+
+def run_case(case: _Case, entry: Any) -> CaseResult:
+    import jax
+    import jax.numpy as jnp
+
+    inputs, expected = _case_data(case.puzzle, case.index, case.sizes)
+    interprets = case.session.backend.interprets
+    device = jax.devices("cpu")[0] if interprets else None
+    try:
+        with session_scope(case.session), jax.default_device(device):
+            got = jax.block_until_ready(entry(*(jnp.asarray(a) for a in inputs)))
+    except Exception as exc:  # the learner's code failed: explain it
+        finding = diagnose(exc, case.session)
+        if interprets:
+            patch.reset_interpreter()
+        return case.done(False, finding)
+    if isinstance(got, (tuple, list)) and len(got) == 1:
+        got = got[0]
+    shape_problem = _shape_finding(expected, got)
+    if shape_problem is not None:
+        return case.done(False, shape_problem)
+    block, covered = _output_layout(case.session, tuple(expected.shape))
+    mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered)
+    return case.done(mismatch is None, mismatch=mismatch)
+
+
+def lower_case(case: _Case, entry: Any) -> CaseResult:
+    """Cross-lower for a TPU on this machine: Pallas's Mosaic lowering and its block-shape rules."""
+    import jax
+
+    inputs = specs.make_inputs(case.puzzle, case.sizes, case.index)
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
+    try:
+        with session_scope(case.session), lowering.target_tpu():
+            jax.jit(entry).trace(*shapes).lower(lowering_platforms=("tpu",))
+    except StrictViolation as exc:
+        return case.done(False, exc.finding)
+    except lowering.LoweringUnavailable as exc:
+        return case.done(False, Finding(FindingKind.INTERNAL, f"The TPU lowering check cannot run here: {exc}."))
+    except Exception as exc:
+        return case.done(False, lowering.explain(exc, case.session))
+    return case.done(True)
+
+
+def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
+    """The learner's entry point, or None with the reason added to the result."""
+    try:
+        text = learner_file.read_text(encoding="utf-8")
+        not_started = _not_started(puzzle, learner_file, text)
+        if not_started is not None:
+            result.findings.append(not_started)
+        module = load_learner_module(learner_file, text)
+    except SyntaxError as exc:
+        result.findings.append(syntax_finding(exc, str(learner_file)))
+        return None
+    except Exception as exc:
+        result.findings.append(import_finding(exc, str(learner_file)))
+        return None
+    entry = getattr(module, puzzle.entry, None)
+    if not callable(entry):
+        result.findings.append(Finding(
+            FindingKind.MISSING_ENTRY, f"Your file has no function named {puzzle.entry}(); the checker calls it."))
+        return None
+    return entry
+
+
+def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode = Mode.RUN,
+                 fail_fast: bool = True) -> CheckResult:
+    """Check a learner's file for one puzzle on one backend (or only lower it for a TPU)."""
+    patch.install()
+    start = time.perf_counter()
+    result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(learner_file),
+                         backend=backend.name, passed=False, mode=mode.value)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        entry = _load(result, puzzle, learner_file)
+        if entry is not None:
+            cases = puzzle.cases_for(TPU if mode is Mode.LOWER else backend)
+            run = lower_case if mode is Mode.LOWER else run_case
+            for index, sizes in enumerate(cases):
+                case = run(_Case(puzzle, sizes, index, backend, learner_file), entry)
+                result.cases.append(case)
+                if not case.passed and fail_fast:
+                    result.skipped_cases = len(cases) - index - 1
+                    break
+            result.passed = (all(c.passed for c in result.cases) and len(result.cases) == len(cases)
+                             and not result.not_started)
+    result.printed = printed.getvalue()
+    result.seconds = time.perf_counter() - start
+    return result

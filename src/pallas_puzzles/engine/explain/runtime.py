@@ -1,0 +1,131 @@
+"""Turning an exception from a learner's kernel into a finding in Pallas terms.
+
+The learner sees their own lines and one plain-language line about what the
+error usually means in Pallas; JAX's internal frames are never shown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pallas_puzzles.engine.explain.meanings import plain_meaning
+from pallas_puzzles.engine.explain.source import learner_frames, recorded_lines
+from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
+from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import Finding, SourceLine
+
+_BLOCK_INDEX = re.compile(
+    r'Out-of-bounds block index \(([^)]*)\) for (input|output) "([^"]+)" in iteration \(([^)]*)\)')
+_READ = re.compile(r"reading \[(.*)\] but buffer has shape \(([^)]*)\)")
+
+
+def _operand(calls: list[CallRecord], ref_name: str) -> tuple[CallRecord | None, BlockInfo | None]:
+    for record in reversed(calls):
+        for info in record.inputs + record.outputs:
+            if info.name == ref_name:
+                return record, info
+    return (calls[-1] if calls else None), None
+
+
+def _parse_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in re.findall(r"-?\d+", text))
+
+
+def _spans(span: str) -> str:
+    parts = re.findall(r"slice\((-?\d+), (-?\d+)", span)
+    if not parts:
+        return span
+    return "[" + ", ".join(f"{a}:{b}" for a, b in parts) + "]"
+
+
+def first_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return text.strip()
+
+
+def _from_callback_error(cb: BaseException, session: StrictSession) -> Finding:
+    """An error raised inside the interpreter's callbacks, logged by JAX with its cause."""
+    text = str(cb)
+    point = session.grid_points[-1] if session.grid_points else None
+    learner: tuple[SourceLine, ...] = (recorded_lines(cb, session.learner_file)
+                                       or learner_frames(cb, session.learner_file))
+    block = _BLOCK_INDEX.search(text)
+    if block:
+        index, role, name, iteration = block.groups()
+        record, info = _operand(session.calls, name)
+        return Finding(
+            FindingKind.OOB_BLOCK,
+            f"{role.capitalize()} {name}: block index ({index}) at grid point ({iteration}) lies outside the array.",
+            where=record.where(info) if record is not None else (), grid_point=_parse_tuple(iteration),
+            array=name, detail=text,
+        )
+    if isinstance(cb, IndexError) and "read" in text:
+        reading = _READ.search(text)
+        span, shape = (reading.group(1), reading.group(2)) if reading else ("?", "?")
+        return Finding(
+            FindingKind.OOB_READ,
+            f"Out-of-bounds read at grid point {point}: the kernel reads {_spans(span)} of a block of shape ({shape}).",
+            where=learner, grid_point=point, detail=text,
+        )
+    if isinstance(cb, AssertionError) or "swap" in text:
+        return Finding(
+            FindingKind.OOB_WRITE,
+            f"Out-of-bounds write at grid point {point}: the kernel stores past the edge of a block.",
+            where=learner, grid_point=point, detail=text,
+        )
+    if "Revisited block" in text:
+        return Finding(
+            FindingKind.REVISIT,
+            "An output block is written again after other blocks were written in between.",
+            where=learner, grid_point=point, detail=text,
+        )
+    return Finding(
+        FindingKind.ERROR,
+        f"The kernel failed while running at grid point {point}: {type(cb).__name__}: {first_line(text)}",
+        explanation=plain_meaning(text), where=learner, grid_point=point, detail=text,
+    )
+
+
+def diagnose(exc: BaseException, session: StrictSession) -> Finding:
+    """Explain an exception raised while running one shape case."""
+    if isinstance(exc, StrictViolation):
+        return exc.finding
+    if session.callback_errors:
+        return _from_callback_error(session.callback_errors[0], session)
+    text = str(exc)
+    message = first_line(text) if text else type(exc).__name__
+    return Finding(
+        FindingKind.ERROR,
+        f"{type(exc).__name__}: {message}",
+        explanation=plain_meaning(f"{type(exc).__name__} {text}"),
+        where=learner_frames(exc, session.learner_file),
+        detail=text,
+    )
+
+
+def syntax_finding(exc: SyntaxError, learner_file: str) -> Finding:
+    line = exc.lineno or 0
+    text = (exc.text or "").rstrip("\n")
+    caret = ""
+    if exc.offset and text:
+        caret = " " * (exc.offset - 1 - (len(text) - len(text.lstrip()))) + "^"
+    where = (SourceLine(file=exc.filename or learner_file, line=line, text=text.strip(), function=""),)
+    return Finding(
+        FindingKind.SYNTAX,
+        f"Python cannot read your file: {exc.msg} (line {line}).",
+        where=where, detail=caret,
+    )
+
+
+def import_finding(exc: BaseException, learner_file: str) -> Finding:
+    text = str(exc)
+    return Finding(
+        FindingKind.IMPORT,
+        f"Your file failed while being imported: {type(exc).__name__}: {first_line(text) if text else ''}",
+        explanation=plain_meaning(text),
+        where=learner_frames(exc, learner_file),
+        detail=text,
+    )

@@ -1,0 +1,165 @@
+"""Reading a learner's `pallas_call` arguments: the grid, each operand's BlockSpec, the lines."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pallas_puzzles.engine.explain.source import learner_call_site, source_of
+from pallas_puzzles.results import SourceLine
+
+
+@dataclass
+class BlockInfo:
+    """One operand's BlockSpec, as the learner wrote it."""
+
+    name: str
+    role: str  # "input" or "output"
+    array_shape: tuple[int, ...]
+    block_shape: tuple[int, ...] | None  # None: the whole array is one block
+    index_map: Callable[..., Any] | None
+    index_map_line: SourceLine | None
+    memory_space: Any = None
+    block_dims: list[int] | None = None  # block size per dimension (1 where squeezed)
+    covered: np.ndarray | None = None  # outputs: elements some grid point's block covers
+
+    @property
+    def lines(self) -> tuple[SourceLine, ...]:
+        return tuple(x for x in (self.index_map_line,) if x is not None)
+
+
+@dataclass
+class CallRecord:
+    kernel_name: str
+    kernel_line: SourceLine | None
+    call_line: SourceLine | None
+    grid: tuple[int, ...]
+    inputs: list[BlockInfo]
+    outputs: list[BlockInfo]
+    n_prefetch: int = 0
+    semantics: tuple[Any, ...] = ()
+
+    def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
+        """The lines to quote for a fault in one operand: its index_map, then the call."""
+        found = info.lines if info is not None else ()
+        return found + tuple(x for x in (self.call_line,) if x is not None)
+
+
+def _block_dims(block_shape: Sequence[Any]) -> list[int] | None:
+    """Block size per dimension (1 for a squeezed one); None for element-offset dims."""
+    from jax.experimental import pallas as pl
+
+    dims = []
+    for entry in block_shape:
+        if entry is None or isinstance(entry, pl.Squeezed):
+            dims.append(1)
+        elif isinstance(entry, (int, np.integer)):
+            dims.append(int(entry))
+        elif isinstance(entry, pl.Blocked):
+            dims.append(int(entry.block_size))
+        else:  # Element, BoundedSlice: element offsets, left to the interpreter
+            return None
+    return dims
+
+
+def _flatten_specs(specs: Any) -> list[Any] | None:
+    import jax
+    from jax.experimental import pallas as pl
+
+    if isinstance(specs, type(pl.no_block_spec)):
+        return None
+    return jax.tree.leaves(specs, is_leaf=lambda s: s is None or isinstance(s, pl.BlockSpec))
+
+
+def grid_of(kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], Any, Any, int, tuple[Any, ...]]:
+    """(grid, in_specs, out_specs, number of scalar-prefetch operands, dimension semantics)."""
+    grid_spec = kwargs.get("grid_spec")
+    if grid_spec is not None:
+        grid = grid_spec.grid
+        in_specs, out_specs = grid_spec.in_specs, grid_spec.out_specs
+        n_prefetch = int(getattr(grid_spec, "num_scalar_prefetch", 0) or 0)
+    else:
+        grid = kwargs.get("grid", ())
+        in_specs, out_specs = kwargs.get("in_specs"), kwargs.get("out_specs")
+        n_prefetch = 0
+    if isinstance(grid, (int, np.integer)):
+        grid = (int(grid),)
+    semantics = getattr(kwargs.get("compiler_params"), "dimension_semantics", None)
+    return tuple(grid or ()), in_specs, out_specs, n_prefetch, tuple(semantics or ())
+
+
+def static_grid(grid: tuple[Any, ...]) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(g) for g in grid)
+    except (TypeError, ValueError):  # a traced grid size: nothing to enumerate
+        return None
+
+
+def _ref_names(kernel: Callable[..., Any], count: int) -> list[str]:
+    try:
+        params = list(inspect.signature(kernel).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [names[i] if i < len(names) else f"ref{i}" for i in range(count)]
+
+
+def _block_info(spec: Any, shape: tuple[int, ...], name: str, role: str) -> BlockInfo:
+    block_shape = getattr(spec, "block_shape", None) if spec is not None else None
+    index_map = getattr(spec, "index_map", None) if spec is not None else None
+    info = BlockInfo(
+        name=name, role=role, array_shape=tuple(int(s) for s in shape),
+        block_shape=tuple(block_shape) if block_shape is not None else None,
+        index_map=index_map, index_map_line=source_of(index_map) if index_map else None,
+        memory_space=getattr(spec, "memory_space", None) if spec is not None else None,
+    )
+    if info.block_shape is not None:
+        info.block_dims = _block_dims(info.block_shape)
+    return info
+
+
+def describe(kernel: Callable[..., Any], kwargs: dict[str, Any], operands: Sequence[Any],
+             out_shape: Any, learner_file: str) -> CallRecord:
+    """What one pallas_call will do, in terms of the learner's names and lines."""
+    import jax
+
+    grid, in_specs, out_specs, n_prefetch, semantics = grid_of(kwargs)
+    arrays = jax.tree.leaves(operands)
+    outs = jax.tree.leaves(out_shape)
+    names = _ref_names(kernel, len(arrays) + len(outs))
+    flat_in = _flatten_specs(in_specs)
+    flat_out = _flatten_specs(out_specs)
+    blocked_arrays = arrays[n_prefetch:]
+    if flat_in is None or len(flat_in) != len(blocked_arrays):
+        flat_in = [None] * len(blocked_arrays)
+    if flat_out is None or len(flat_out) != len(outs):
+        flat_out = [None] * len(outs)
+    inputs = [_block_info(s, a.shape, names[n_prefetch + i], "input")
+              for i, (s, a) in enumerate(zip(flat_in, blocked_arrays))]
+    outputs = [_block_info(s, o.shape, names[len(arrays) + i], "output")
+               for i, (s, o) in enumerate(zip(flat_out, outs))]
+    return CallRecord(
+        kernel_name=getattr(kernel, "__name__", "kernel"),
+        kernel_line=source_of(kernel),
+        call_line=learner_call_site(learner_file),
+        grid=static_grid(grid) or (),
+        inputs=inputs,
+        outputs=outputs,
+        n_prefetch=n_prefetch,
+        semantics=semantics,
+    )
+
+
+def concrete_prefetch(operands: Sequence[Any], n_prefetch: int) -> list[Any] | None:
+    """The scalar-prefetch operands as numpy, or None when they are traced (under jit)."""
+    import jax
+
+    values = jax.tree.leaves(operands)[:n_prefetch]
+    try:
+        return [np.asarray(v) for v in values]
+    except Exception:  # traced under jit: the interpreter will check at run time
+        return None

@@ -1,0 +1,63 @@
+"""The strict stand-in for `pl.pallas_call`, installed in the checker process.
+
+Learner code calls the real `pl.pallas_call` with no `interpret=` argument.
+While a StrictSession is active, the stand-in records the call, checks every
+index_map over the whole grid, and on the CPU runs Pallas's TPU interpreter in
+strict mode (out-of-bounds reads raise, padding reads as NaN) with a sentinel
+fill that exposes output elements never written. Outside a session it is a
+transparent pass-through.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from pallas_puzzles.engine.intercept import call_reader, index_maps, sentinel
+from pallas_puzzles.engine.intercept.session import active
+
+_original_pallas_call: Callable[..., Any] | None = None
+
+
+def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
+    assert _original_pallas_call is not None
+    session = active.session
+    if session is None:
+        return _original_pallas_call(kernel, *args, **kwargs)
+    out_shape = args[0] if args else kwargs.get("out_shape")
+
+    @functools.wraps(_original_pallas_call)
+    def call(*operands: Any) -> Any:
+        record = call_reader.describe(kernel, kwargs, operands, out_shape, session.learner_file)
+        session.calls.append(record)
+        prefetch = call_reader.concrete_prefetch(operands, record.n_prefetch)
+        if prefetch is not None:
+            index_maps.check_index_maps(record, prefetch, session.allow_revisits)
+        run_kernel, run_kwargs = kernel, dict(kwargs)
+        if session.backend.interprets:
+            aliased = set((kwargs.get("input_output_aliases") or {}).values())
+            skip = aliased | {i for i, o in enumerate(record.outputs) if o.memory_space is not None}
+            if call_reader.static_grid(call_reader.grid_of(kwargs)[0]) is not None:
+                run_kernel = sentinel.with_sentinel_fill(kernel, record, skip)
+            run_kwargs["interpret"] = session.interpret_params()
+        return _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
+
+    return call
+
+
+def install() -> None:
+    """Replace pl.pallas_call (idempotent). Learner modules imported later see the stand-in."""
+    global _original_pallas_call
+    from jax.experimental import pallas as pl
+
+    if _original_pallas_call is None:
+        _original_pallas_call = pl.pallas_call
+        pl.pallas_call = strict_pallas_call
+
+
+def reset_interpreter() -> None:
+    """The TPU interpreter keeps global state after an exception; clear it."""
+    from jax.experimental.pallas import tpu as pltpu
+
+    pltpu.reset_tpu_interpret_mode_state()

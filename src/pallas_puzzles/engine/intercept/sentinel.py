@@ -1,0 +1,82 @@
+"""A sentinel written into each output block before its first visit, so elements that no
+program writes show up as such instead of as stale or zero data."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from pallas_puzzles.engine.intercept.call_reader import CallRecord
+
+
+def sentinel_for(dtype: Any) -> Any:
+    """A value no correct kernel writes: marks output elements never written."""
+    import ml_dtypes  # a jax dependency; its finfo also knows bfloat16
+
+    dt = np.dtype(dtype)
+    if np.issubdtype(dt, np.floating) or dt.kind == "V" or "float" in dt.name:
+        return np.asarray(float(ml_dtypes.finfo(dt).min) * 0.75, dtype=dt)
+    if np.issubdtype(dt, np.integer):
+        return np.asarray(np.iinfo(dt).min + 7, dtype=dt)
+    return None
+
+
+def _first_visit_flags(grid: tuple[int, ...], maps: list[Callable[..., Any] | None],
+                       prefetch_refs: Sequence[Any]) -> list[Any]:
+    """Per output: whether this grid point is the first of a run of visits to its block."""
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    if not grid:
+        return [True for _ in maps]
+    ids = [pl.program_id(a) for a in range(len(grid))]
+    strides = [int(np.prod(grid[a + 1:])) for a in range(len(grid))]
+    linear = sum(i * s for i, s in zip(ids, strides))
+    previous = [((linear - 1) // s) % g for s, g in zip(strides, grid)]
+    flags = []
+    for index_map in maps:
+        if index_map is None:
+            flags.append(linear == 0)
+            continue
+        now, before = index_map(*ids, *prefetch_refs), index_map(*previous, *prefetch_refs)
+        now = now if isinstance(now, (tuple, list)) else (now,)
+        before = before if isinstance(before, (tuple, list)) else (before,)
+        changed = functools.reduce(
+            jnp.logical_or, [jnp.asarray(a) != jnp.asarray(b) for a, b in zip(now, before)], jnp.asarray(False)
+        )
+        flags.append(jnp.logical_or(linear == 0, changed))
+    return flags
+
+
+def with_sentinel_fill(kernel: Callable[..., Any], record: CallRecord, skip_outputs: set[int]) -> Callable[..., Any]:
+    """The learner's kernel, preceded by a sentinel fill of each output block on its first visit."""
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    n_prefetch, n_in, n_out = record.n_prefetch, len(record.inputs), len(record.outputs)
+    maps = [o.index_map if o.block_shape is not None else None for o in record.outputs]
+
+    def strict_kernel(*refs: Any) -> Any:
+        prefetch_refs = refs[:n_prefetch]
+        out_refs = refs[n_prefetch + n_in: n_prefetch + n_in + n_out]
+        flags = _first_visit_flags(record.grid, maps, prefetch_refs)
+        for position, (ref, flag) in enumerate(zip(out_refs, flags)):
+            value = sentinel_for(ref.dtype)
+            if position in skip_outputs or value is None:
+                continue
+
+            def fill(ref: Any = ref, value: Any = value) -> None:
+                ref[...] = jnp.full(ref.shape, value, ref.dtype)
+
+            if flag is True:
+                fill()
+            else:
+                pl.when(flag)(fill)
+        return kernel(*refs)
+
+    strict_kernel.__name__ = getattr(kernel, "__name__", "kernel")
+    strict_kernel.__qualname__ = strict_kernel.__name__
+    return strict_kernel

@@ -1,0 +1,96 @@
+"""One shape case's strict-check settings and records, and the slot that makes it active."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pallas_puzzles.backends import Backend
+from pallas_puzzles.results import Finding
+
+if TYPE_CHECKING:
+    from pallas_puzzles.engine.intercept.call_reader import CallRecord
+
+
+class StrictViolation(Exception):
+    """A fault found before or while a kernel runs, already explained."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+@dataclass
+class StrictSession:
+    """Settings and records for one shape case of one check."""
+
+    backend: Backend
+    learner_file: str
+    allow_revisits: bool = False
+    calls: list[CallRecord] = field(default_factory=list)
+    grid_points: list[tuple[int, ...]] = field(default_factory=list)
+    callback_errors: list[BaseException] = field(default_factory=list)
+
+    def record_grid_point(self, token: Any, grid_point: Any, core: Any) -> Any:
+        self.grid_points.append(tuple(int(v) for v in np.asarray(grid_point).ravel()))
+        return token
+
+    def interpret_params(self) -> Any:
+        from jax.experimental.pallas import tpu as pltpu
+
+        return pltpu.InterpretParams(
+            out_of_bounds_reads="raise",
+            uninitialized_memory="nan",
+            grid_point_recorder=self.record_grid_point,
+        )
+
+
+class _ActiveSession:
+    """The session being checked, process-wide.
+
+    Not a contextvar: the interpreter's callbacks (and so JAX's error log)
+    run on XLA's own threads, which do not see the checking thread's context.
+    A worker checks one case at a time, so one slot is enough.
+    """
+
+    def __init__(self) -> None:
+        self.session: StrictSession | None = None
+
+
+active = _ActiveSession()
+
+
+class _CallbackErrorCatcher(logging.Handler):
+    """JAX logs the original exception of a failed io_callback; keep it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        session = active.session
+        if session is not None and record.exc_info and record.exc_info[1] is not None:
+            session.callback_errors.append(record.exc_info[1])
+
+
+class session_scope:
+    """Context manager that activates a session and silences JAX's callback log."""
+
+    def __init__(self, session: StrictSession) -> None:
+        self.session = session
+        self._handler = _CallbackErrorCatcher()
+        self._logger = logging.getLogger("jax._src.callback")
+
+    def __enter__(self) -> StrictSession:
+        self._previous = active.session
+        active.session = self.session
+        self._saved = (self._logger.propagate, self._logger.level)
+        self._logger.addHandler(self._handler)
+        self._logger.propagate = False
+        self._logger.setLevel(logging.ERROR)
+        return self.session
+
+    def __exit__(self, *exc: object) -> None:
+        self._logger.removeHandler(self._handler)
+        self._logger.propagate, level = self._saved
+        self._logger.setLevel(level)
+        active.session = self._previous

@@ -1,0 +1,130 @@
+"""The catalogue of finding kinds: every kind of verdict the checker can give.
+
+Each kind has one stable name (used in `--json`, `tests/mistakes.toml` and the
+code), a short label, and its plain-language explanation, written here and
+nowhere else. Producers say *what* happened in a finding's message; the
+catalogue says what it usually means and what to do.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class FindingKind(Enum):
+    # value: (name, label, explanation)
+    NOT_STARTED = (
+        "not-started", "not started yet",
+        "This file is still the original exercise. Read its docstring, fill in the lines marked TODO, "
+        "and save: the check runs again on every save.",
+    )
+    SYNTAX = (
+        "syntax", "syntax error",
+        "Fix this line (or the one just before it) and save again; nothing was run.",
+    )
+    IMPORT = (
+        "import", "error on import",
+        "Code at the top level of the file runs when it is imported; the error is in the line shown.",
+    )
+    MISSING_ENTRY = (
+        "missing-entry", "launcher missing",
+        "Keep the launcher function's name and arguments as the exercise gives them.",
+    )
+    ERROR = (
+        "error", "error while running",
+        "The kernel or its launcher raised an error; the line shown is where it happened.",
+    )
+    SHAPE = (
+        "shape", "wrong output shape",
+        "Check out_shape in pallas_call and the order of the dimensions (rows first).",
+    )
+    OOB_BLOCK = (
+        "oob-block", "block index outside the array",
+        "An index_map returns block numbers, not element offsets: block i starts at element "
+        "i * block_size, and every block must start inside the array. A grid of pl.cdiv(size, block) "
+        "steps gives each block exactly one program.",
+    )
+    OOB_READ = (
+        "oob-read", "read past the edge of a block",
+        "Inside a kernel a ref is the block, not the whole array: indices run from 0 to the block size. "
+        "Plain interpret mode would silently clamp this read and could hide the bug; on real hardware "
+        "it reads whatever memory lies there.",
+    )
+    OOB_WRITE = (
+        "oob-write", "write past the edge of a block",
+        "A store like ref[pl.ds(start, size)] = value must fit inside the block: 0 <= start and "
+        "start + size <= the block's length along that dimension.",
+    )
+    REVISIT = (
+        "revisit", "output block revisited",
+        "Pallas copies an output block back to memory when the block index changes, so coming back to "
+        "a block later overwrites what was written before. Give every grid point its own output block, "
+        "or keep the visits to one block consecutive (the reduction axis last in the grid).",
+    )
+    RACE = (
+        "race", "two programs write one block",
+        "On a GPU (and on a TPU's parallel axes) these programs run at the same time and race to write "
+        "one block. Give each program its own output block, or, where the puzzle asks for a reduction "
+        "over the grid, mark that axis 'arbitrary' in dimension_semantics.",
+    )
+    TPU_LOWERING = (
+        "tpu-lowering", "would not compile for a TPU",
+        "Mosaic, the TPU compiler, rejects this kernel; the message names the rule it broke.",
+    )
+    TIMEOUT = (
+        "timeout", "time limit reached",
+        "A kernel that never finishes usually has a loop whose end is never reached (a lax.fori_loop or "
+        "while_loop bound that is far too large) or a grid with far more programs than intended (the "
+        "element count instead of pl.cdiv(n, block)).",
+    )
+    CRASH = (
+        "crash", "checker process crashed",
+        "A hard crash usually comes from an enormous grid or block; check the sizes in your launcher.",
+    )
+    INTERNAL = (
+        "internal", "pallas-puzzles bug",
+        "This is a fault in pallas-puzzles, not in your kernel; the details below help us fix it.",
+    )
+    MISMATCH_UNWRITTEN = (
+        "mismatch-unwritten", "output never written",
+        "No program wrote these elements. Check that the grid covers the whole output (pl.cdiv rounds "
+        "up, so the partial last block gets a program) and that every program writes its whole block.",
+    )
+    MISMATCH_NAN = (
+        "mismatch-nan", "NaN in the output",
+        "NaN where the spec has a number. Interpret mode fills two kinds of memory with NaN: the padding "
+        "of a block that hangs over the array edge, and scratch or accumulator buffers before their "
+        "first write. Mask padding with jnp.where before it is reduced or mixed into other elements, "
+        "and initialise accumulators (pl.when on the first step) before adding to them.",
+    )
+    MISMATCH_GARBAGE = (
+        "mismatch-garbage", "garbage in the output",
+        "Huge values: the kernel read an output or scratch ref before writing it, and uninitialised "
+        "memory reached the result. Initialise accumulators first.",
+    )
+    MISMATCH_WRONG = (
+        "mismatch-wrong", "wrong numbers",
+        "The numbers differ. Work one of the first mismatches out by hand from the spec and compare "
+        "with what your kernel computes for that element.",
+    )
+
+    def __init__(self, name: str, label: str, explanation: str) -> None:
+        self.id = name
+        self.label = label
+        self.explanation = explanation
+
+    @classmethod
+    def by_id(cls, name: str) -> FindingKind:
+        for kind in cls:
+            if kind.id == name:
+                return kind
+        raise KeyError(name)
+
+    @property
+    def is_mismatch(self) -> bool:
+        return self.id.startswith("mismatch-")
+
+    @property
+    def is_our_fault(self) -> bool:
+        """Findings about pallas-puzzles itself: the check could not give a verdict."""
+        return self is FindingKind.INTERNAL

@@ -1,0 +1,139 @@
+"""The JSON view: one document on stdout for scripts, autograders and CI.
+
+The schema is documented in the README ("Machine-readable output") and checked
+by tests/test_json.py against `check.schema.json` beside this file. Floats that
+JSON cannot hold (NaN, infinities) are written as the strings "NaN", "inf", "-inf".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import TYPE_CHECKING, Any
+
+from pallas_puzzles import backends
+from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
+
+if TYPE_CHECKING:
+    from pallas_puzzles.progress import Progress
+
+SCHEMA_VERSION = 1
+
+
+def _number(value: float) -> float | str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def finding_dict(finding: Finding) -> dict[str, Any]:
+    first = finding.where[0] if finding.where else None
+    return {
+        "kind": finding.kind.id,
+        "message": finding.message,
+        "explanation": finding.explanation,
+        "file": first.file if first else None,
+        "line": first.line if first else None,
+        "grid_point": list(finding.grid_point) if finding.grid_point is not None else None,
+        "array": finding.array,
+        "where": [{"file": w.file, "line": w.line, "text": w.text} for w in finding.where],
+    }
+
+
+def mismatch_dict(m: Mismatch) -> dict[str, Any]:
+    return {
+        "kind": m.kind.id,
+        "explanation": m.kind.explanation,
+        "shape": list(m.shape),
+        "elements": m.total,
+        "wrong": m.n_bad,
+        "nan": m.n_nan,
+        "never_written": m.n_unwritten,
+        "max_abs_error": _number(m.max_abs_error),
+        "rtol": m.rtol,
+        "atol": m.atol,
+        "examples": [{"index": list(e.index), "expected": _number(e.expected), "got": _number(e.got),
+                      "fault": e.fault.value} for e in m.examples],
+        "block_shape": list(m.block_shape),
+        "block_map": list(m.block_map),
+    }
+
+
+def case_dict(case: CaseResult) -> dict[str, Any]:
+    return {
+        "label": case.label,
+        "sizes": dict(case.sizes),
+        "status": (Status.PASS if case.passed else Status.FAIL).value,
+        "seconds": round(case.seconds, 4),
+        "findings": [finding_dict(f) for f in case.findings],
+        "mismatch": mismatch_dict(case.mismatch) if case.mismatch is not None else None,
+    }
+
+
+def result_document(result: CheckResult) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_VERSION,
+        "puzzle": result.number,
+        "name": result.name,
+        "file": result.file,
+        "status": result.status.value,
+        "backend": result.backend,
+        "mode": result.mode,
+        "seconds": round(result.seconds, 4),
+        "kind": result.kind.id if result.kind is not None else None,
+        "findings": [finding_dict(f) for f in result.findings],
+        "cases": [case_dict(c) for c in result.cases],
+        "cases_not_run": result.skipped_cases,
+        "printed": result.printed,
+    }
+
+
+def summary_document(results: list[CheckResult], skipped: list[int]) -> dict[str, Any]:
+    failed = [r for r in results if not r.passed]
+    errors = [r for r in results if r.status is Status.ERROR]
+    status = Status.ERROR if errors else Status.FAIL if failed else Status.PASS
+    return {
+        "schema": SCHEMA_VERSION,
+        "status": status.value,
+        "passed": len(results) - len(failed),
+        "failed": len(failed),
+        "skipped": skipped,
+        "checks": [result_document(r) for r in results],
+    }
+
+
+def list_document(progress: Progress) -> dict[str, Any]:
+    puzzles = []
+    for puzzle in progress.course.puzzles:
+        status = "tour" if puzzle.tour else "solved" if progress.is_solved(puzzle) else "unsolved"
+        puzzles.append({
+            "puzzle": puzzle.number,
+            "name": puzzle.name,
+            "title": puzzle.title,
+            "file": puzzle.file,
+            "status": status,
+            "current": puzzle == progress.current,
+            "backends": [b for b in backends.REGISTRY if puzzle.supports(backends.get(b))],
+            "hints": len(puzzle.hints),
+            "hints_seen": progress.state.hints_seen.get(puzzle.number, 0),
+        })
+    return {
+        "schema": SCHEMA_VERSION,
+        "course": progress.course.title,
+        "current": progress.current.number,
+        "solved": progress.solved_count,
+        "total": progress.total,
+        "puzzles": puzzles,
+    }
+
+
+def error_document(message: str) -> dict[str, Any]:
+    return {"schema": SCHEMA_VERSION, "status": Status.ERROR.value, "error": message}
+
+
+def emit(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,79 @@
+"""The checker process's own loop: start JAX once, then answer check requests."""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+from pallas_puzzles import backends
+from pallas_puzzles.backends import Mode
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.worker.protocol import (
+    Channel,
+    CheckReply,
+    CheckRequest,
+    Ready,
+    StartFailed,
+    Stop,
+)
+
+
+def _start(requested: str, mode: Mode) -> Ready | StartFailed:
+    backends.prepare_environment(requested, mode)
+    try:
+        import jax
+
+        error, warning = backends.jax_version_verdict(jax.__version__)
+        if error:
+            raise UserError(error)
+        backends.configure_jax()
+        backend = backends.resolve(requested, mode)
+        from pallas_puzzles.engine.intercept import patch
+
+        patch.install()
+    except UserError as exc:
+        return StartFailed(exc.message)
+    except Exception as exc:  # a broken jax install: say so in one line
+        return StartFailed(f"JAX failed to start ({type(exc).__name__}: {exc}); run `pallas-puzzles doctor`.")
+    return Ready(backend.name, warning)
+
+
+def serve(channel: Channel, requested: str, mode: Mode) -> None:
+    started = _start(requested, mode)
+    channel.send(started)
+    if isinstance(started, StartFailed):
+        return
+    backend = backends.get(started.backend)
+
+    from pallas_puzzles.engine.checker import check_puzzle
+    from pallas_puzzles.metadata import load_course
+
+    course = load_course()
+    while True:
+        try:
+            message = channel.recv()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if isinstance(message, Stop) or not isinstance(message, CheckRequest):
+            return
+        puzzle = course.find(message.number)
+        try:
+            result = check_puzzle(puzzle, Path(message.file), backend, mode, fail_fast=message.fail_fast)
+        except Exception:  # a bug of ours: report it rather than die silently
+            result = CheckResult(
+                number=puzzle.number, name=puzzle.name, file=message.file, backend=backend.name,
+                passed=False, mode=mode.value,
+                findings=[Finding(FindingKind.INTERNAL, "The checker itself failed while checking your file.",
+                                  detail=traceback.format_exc())],
+            )
+        channel.send(CheckReply(result))
+
+
+def main(argv: list[str]) -> None:
+    read_fd, write_fd, requested, mode = int(argv[1]), int(argv[2]), argv[3], Mode(argv[4])
+    try:
+        serve(Channel(read_fd, write_fd), requested, mode)
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass

@@ -1,0 +1,173 @@
+"""The parent's handle on one checker process.
+
+Watch mode reuses one worker for every save. A check that crashes the worker or
+outlives its time limit gets the worker replaced, and the learner is told so.
+`cancel()` (from any thread) stops a running check at once: watch mode uses it
+when a new save makes the running check pointless.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from pallas_puzzles import backends
+from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.worker.protocol import (
+    Channel,
+    CheckReply,
+    CheckRequest,
+    Ready,
+    StartFailed,
+    Stop,
+)
+
+STARTUP_TIMEOUT = 180.0
+TIME_LIMIT_VARIABLE = "PALLAS_PUZZLES_TIME_LIMIT"
+
+
+class CheckCancelled(Exception):
+    """The running check was cancelled with Worker.cancel(); no verdict."""
+
+
+def time_limit(puzzle: Puzzle) -> float:
+    """Seconds a check of this puzzle may run: the puzzle's own limit unless overridden."""
+    override = os.environ.get(TIME_LIMIT_VARIABLE, "").strip()
+    if not override:
+        return puzzle.limit_seconds
+    try:
+        seconds = float(override)
+    except ValueError:
+        seconds = -1.0
+    if seconds <= 0:
+        raise UserError(f"{TIME_LIMIT_VARIABLE} must be a positive number of seconds; it is '{override}'.")
+    return seconds
+
+
+class Worker:
+    def __init__(self, requested: str, mode: Mode = Mode.RUN) -> None:
+        self.requested = requested
+        self.mode = mode
+        self.backend: Backend | None = None
+        self.warning: str | None = None
+        self.restarts = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._channel: Channel | None = None
+        self._busy = threading.Lock()  # one check at a time
+        self._cancelled = threading.Event()
+
+    def start(self) -> Backend:
+        # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
+        # re-runs the parent's main module in the child (slow, and it breaks
+        # scripts without a __main__ guard).
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "pallas_puzzles.worker", str(to_child_r), str(from_child_w),
+             self.requested, self.mode.value],
+            pass_fds=(to_child_r, from_child_w),
+            stdin=subprocess.DEVNULL,
+        )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._channel = channel = Channel(from_child_r, to_child_w)
+        if not channel.poll(STARTUP_TIMEOUT):
+            self.stop()
+            raise UserError("The checker process did not start within three minutes; run `pallas-puzzles doctor`.")
+        try:
+            reply = channel.recv()
+        except EOFError:
+            self.stop()
+            raise UserError("The checker process died while starting JAX; run `pallas-puzzles doctor`.") from None
+        if isinstance(reply, StartFailed):
+            self.stop()
+            raise UserError(reply.message)
+        assert isinstance(reply, Ready), reply
+        self.backend = backends.get(reply.backend)
+        self.warning = reply.warning
+        return self.backend
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def check(self, puzzle: Puzzle, file: Path, fail_fast: bool = True) -> CheckResult:
+        """Check one file; raises CheckCancelled if cancel() was called meanwhile."""
+        with self._busy:
+            self._cancelled.clear()
+            if not self.alive:
+                self.stop()
+                self.start()
+            return self._check_started(puzzle, file, fail_fast)
+
+    def _check_started(self, puzzle: Puzzle, file: Path, fail_fast: bool) -> CheckResult:
+        channel = self._channel
+        assert channel is not None and self.backend is not None
+        started = time.perf_counter()
+        limit = time_limit(puzzle)
+        try:
+            channel.send(CheckRequest(puzzle.number, str(file), fail_fast))
+            if channel.poll(limit):
+                reply = channel.recv()
+                assert isinstance(reply, CheckReply), reply
+                return reply.result
+            finding = Finding(
+                FindingKind.TIMEOUT,
+                f"Your kernel ran for more than {limit:.0f} s and was stopped; a fresh checker was started.",
+            )
+        except (EOFError, OSError):
+            if self._cancelled.is_set():
+                self.stop()
+                raise CheckCancelled() from None
+            finding = Finding(
+                FindingKind.CRASH,
+                "The checker process crashed while running your kernel; a fresh one was started.",
+            )
+        self.restart()
+        return CheckResult(
+            number=puzzle.number, name=puzzle.name, file=str(file), backend=self.backend.name,
+            passed=False, mode=self.mode.value, findings=[finding], seconds=time.perf_counter() - started,
+        )
+
+    def cancel(self) -> None:
+        """Stop the running check, if any, from any thread; the next check starts a fresh worker."""
+        process = self._process
+        if process is not None and process.poll() is None and self._busy.locked():
+            self._cancelled.set()
+            process.kill()
+
+    def restart(self) -> None:
+        self.stop()
+        self.restarts += 1
+        self.start()
+
+    def stop(self) -> None:
+        channel, process = self._channel, self._process
+        self._process, self._channel = None, None
+        if channel is not None:
+            try:
+                channel.send(Stop())
+            except OSError:
+                pass
+        if process is not None:
+            try:
+                process.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+        if channel is not None:
+            channel.close()
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
