@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -37,3 +40,16 @@ def workspace(tmp_path: Path) -> Iterator[Path]:
 @pytest.fixture()
 def cli() -> CliRunner:
     return CliRunner()
+
+
+@functools.cache
+def json_schema() -> dict:
+    """The schema of `--json` output, as shipped inside the package."""
+    return json.loads(resources.files("pallas_puzzles").joinpath("report/check.schema.json").read_text())
+
+
+@pytest.fixture()
+def validate_json() -> Callable[[dict], None]:
+    import jsonschema
+
+    return lambda document: jsonschema.validate(document, json_schema())

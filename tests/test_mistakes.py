@@ -18,7 +18,7 @@ from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import load_course
-from pallas_puzzles.report import terminal
+from pallas_puzzles.report import json_view, terminal
 from pallas_puzzles.results import CheckResult
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def rendered(result: CheckResult) -> str:
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m["name"] for m in MISTAKES])
-def test_mistake_is_caught_and_explained(mistake: dict[str, Any], tmp_path: Path):
+def test_mistake_is_caught_and_explained(mistake: dict[str, Any], tmp_path: Path, validate_json):
     path = build_mistake(mistake, tmp_path)
     result = check_puzzle(COURSE.find(mistake["puzzle"]), path, INTERPRET)
     assert not result.passed
@@ -60,6 +60,7 @@ def test_mistake_is_caught_and_explained(mistake: dict[str, Any], tmp_path: Path
         line_numbers = [line.line for line in finding.where if mistake["line"] in line.text]
         assert f"{path.name}:{line_numbers[0]}" in report
     assert "Traceback" not in report
+    validate_json(json_view.result_document(result))
 
 
 def test_there_is_a_mistake_for_every_puzzle():

@@ -32,7 +32,7 @@ BackendOption = Annotated[
 PollOption = Annotated[bool, typer.Option("--poll", help="Watch files by polling (network drives, containers).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI).")]
 PuzzleArgument = Annotated[
-    str | None, typer.Argument(metavar="[PUZZLE]", help="Puzzle number or name (default: the current puzzle).")
+    str | None, typer.Argument(metavar="PUZZLE", help="Puzzle number or name (default: the current puzzle).")
 ]
 AllOption = Annotated[bool, typer.Option("--all", help="Check every puzzle.")]
 SolutionsOption = Annotated[bool, typer.Option("--solutions", help="Check the reference solutions instead of your files.")]
@@ -56,7 +56,7 @@ def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollO
 
 
 @app.command()
-def init(directory: Annotated[Path, typer.Argument(metavar="[DIR]", help="Folder for the new workspace.")]
+def init(directory: Annotated[Path, typer.Argument(metavar="DIR", help="Folder for the new workspace.")]
          = Path("pallas-puzzles-workspace")) -> None:
     """Write a fresh workspace: exercises, an empty solutions folder, progress file, README."""
     _run(lambda out: commands.cmd_init(out, directory))

@@ -48,16 +48,18 @@ def file_link(path: Path | str) -> Text:
     return Text(shown, style=f"bold cyan link file://{resolved}")
 
 
+# One-line messages wrap softly (the terminal folds them), so paths and commands in
+# them stay whole when copied.
 def error(console: Console, message: str) -> None:
-    console.print(Text("error: ", style="bold red") + Text(message))
+    console.print(Text("error: ", style="bold red") + Text(message), soft_wrap=True)
 
 
 def warning(console: Console, message: str) -> None:
-    console.print(Text("warning: ", style="bold yellow") + Text(message))
+    console.print(Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True)
 
 
 def info(console: Console, message: str) -> None:
-    console.print(Text(message))
+    console.print(Text(message), soft_wrap=True)
 
 
 def _source_block(where: tuple[SourceLine, ...], caret: str = "") -> list[Text]:
@@ -224,8 +226,9 @@ def render_list(console: Console, progress: Progress) -> None:
     wide = console.width >= WIDE_LIST_COLUMNS
     table = Table(title=course.title, box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("puzzle" if wide else "puzzle / file", min_width=16)
-    table.add_column("status" if wide else "status / runs on", no_wrap=True)
+    longest_file = max(len(p.file) for p in course.puzzles)
+    table.add_column("puzzle" if wide else "puzzle / file", min_width=16 if wide else longest_file)
+    table.add_column("status", no_wrap=True)
     if wide:
         table.add_column("runs on", no_wrap=True)
         table.add_column("file", no_wrap=True)

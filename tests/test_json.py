@@ -1,0 +1,106 @@
+"""`--json`: one valid document on stdout, matching the schema shipped in the package."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import json_schema
+
+from pallas_puzzles.cli import app
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.report import json_view
+from pallas_puzzles.results import (
+    BadElement,
+    CaseResult,
+    CheckResult,
+    ElementFault,
+    Finding,
+    Mismatch,
+    SourceLine,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def validate(document: dict) -> None:
+    jsonschema.validate(document, json_schema())
+
+
+def test_the_schema_knows_exactly_the_catalogues_kinds():
+    assert json_schema()["$defs"]["kind"]["enum"] == [kind.id for kind in FindingKind]
+
+
+def _mismatch(kind: FindingKind) -> Mismatch:
+    got = {FindingKind.MISMATCH_NAN: float("nan"), FindingKind.MISMATCH_GARBAGE: -2.5e38}.get(kind, 1.5)
+    fault = {FindingKind.MISMATCH_NAN: ElementFault.NAN, FindingKind.MISMATCH_UNWRITTEN: ElementFault.UNWRITTEN}
+    return Mismatch(
+        shape=(4, 8), total=32, n_bad=2, n_nan=2 if kind is FindingKind.MISMATCH_NAN else 0,
+        n_unwritten=2 if kind is FindingKind.MISMATCH_UNWRITTEN else 0, max_abs_error=float("nan"),
+        examples=(BadElement((0, 1), 0.5, got, fault.get(kind, ElementFault.WRONG)),), block_shape=(4, 4),
+        block_map=(".x",), rtol=1e-5, atol=1e-5,
+    )
+
+
+@pytest.mark.parametrize("kind", list(FindingKind), ids=lambda k: k.id)
+def test_every_kind_of_finding_fits_the_schema(kind):
+    line = SourceLine("/ws/exercises/07_long_sum.py", 31, "acc += x_ref[...]", "kernel")
+    if kind.is_mismatch:
+        mismatch = _mismatch(kind)
+        assert mismatch.kind is kind
+        case = CaseResult("N=4", False, mismatch=mismatch, sizes={"N": 4})
+        result = CheckResult(7, "long_sum", line.file, "interpret", False, cases=[case])
+    else:
+        finding = Finding(kind, f"a {kind.label}", where=(line,), grid_point=(0, 1), array="x")
+        case = CaseResult("N=4", False, findings=(finding,), sizes={"N": 4})
+        result = CheckResult(7, "long_sum", line.file, "interpret", False, cases=[case])
+    document = json_view.result_document(result)
+    validate(document)
+    assert document["kind"] == kind.id
+    json.dumps(document, allow_nan=False)  # strictly valid JSON: no bare NaN
+
+
+def _verify_json(cli, *args: str) -> tuple[int, dict]:
+    result = cli.invoke(app, ["verify", *args, "--json"])
+    document = json.loads(result.stdout)  # stdout holds the document and nothing else
+    validate(document)
+    return result.exit_code, document
+
+
+def test_verify_7_json_for_a_stub_a_solution_and_an_out_of_bounds_read(workspace, cli):
+    code, stub = _verify_json(cli, "7")
+    assert code == 1 and stub["status"] == "fail" and stub["kind"] == "not-started"
+    assert {"puzzle", "name", "status", "backend", "seconds", "cases"} <= set(stub)
+    assert stub["puzzle"] == 7 and stub["name"] == "long_sum" and stub["backend"] == "interpret"
+    assert stub["cases"][0]["status"] == "fail" and stub["cases"][0]["mismatch"]["wrong"] > 0
+
+    exercise = workspace / "exercises" / "07_long_sum.py"
+    shutil.copyfile(REPO / "solutions" / "07_long_sum.py", exercise)
+    code, solved = _verify_json(cli, "7")
+    assert code == 0 and solved["status"] == "pass" and solved["kind"] is None
+    assert all(case["status"] == "pass" and not case["findings"] for case in solved["cases"])
+
+    source = exercise.read_text()
+    exercise.write_text(source.replace("x_ref[:, pl.ds(start, B1)]", "x_ref[:, pl.ds(start + B1, B1)]"))
+    assert exercise.read_text() != source
+    code, wrong = _verify_json(cli, "7")
+    assert code == 1 and wrong["kind"] == "oob-read"
+    finding = wrong["cases"][0]["findings"][0]
+    assert finding["line"] and "pl.ds(start + B1, B1)" in finding["where"][0]["text"]
+    assert finding["grid_point"] is not None and finding["explanation"]
+
+
+def test_verify_all_json_and_a_json_error(workspace, cli, course):
+    result = cli.invoke(app, ["verify", "--all", "--solutions", "--json"])
+    document = json.loads(result.stdout)
+    validate(document)
+    assert result.exit_code == 0 and document["status"] == "pass"
+    assert document["passed"] == len(document["checks"]) == len(course.puzzles)
+    missing = cli.invoke(app, ["verify", "999", "--json"])
+    assert missing.exit_code == 2
+    error = json.loads(missing.stdout)
+    validate(error)
+    assert "There is no puzzle '999'" in error["error"]
