@@ -62,6 +62,8 @@ def test_metadata_is_complete(puzzle):
     assert set(puzzle.backends) <= set(backends.REGISTRY) and puzzle.supports(INTERPRET)
     assert puzzle.summary
     assert 0 < puzzle.rtol <= 0.05 and 0 < puzzle.atol <= 0.05
+    assert puzzle.reference_seconds > 0, "measure it with bench/reference_times.py --write"
+    assert 10 <= puzzle.limit_seconds <= 60, "a runaway kernel costs seconds, not minutes"
 
 
 @pytest.mark.parametrize("puzzle", UNSOLVED)

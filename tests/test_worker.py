@@ -137,3 +137,20 @@ def test_cancel_stops_a_running_check_at_once(tmp_path):
         thread.join(timeout=10)
         assert "cancelled" in outcome and outcome["cancelled"] - asked < 2.0
         assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed  # a fresh worker takes over
+
+
+def test_the_time_limit_is_the_puzzles_own_unless_overridden(monkeypatch):
+    import pytest
+
+    from pallas_puzzles.errors import UserError
+    from pallas_puzzles.worker.client import time_limit
+
+    puzzle = COURSE.find(14)
+    monkeypatch.delenv("PALLAS_PUZZLES_TIME_LIMIT", raising=False)
+    assert time_limit(puzzle) == puzzle.limit_seconds == max(12.0, 8 * puzzle.reference_seconds)
+    monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", "5")
+    assert time_limit(puzzle) == 5.0
+    for bad in ("soon", "0", "-3"):
+        monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", bad)
+        with pytest.raises(UserError, match="positive number of seconds"):
+            time_limit(puzzle)

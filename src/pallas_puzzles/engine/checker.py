@@ -161,7 +161,7 @@ def lower_case(case: _Case, entry: Any) -> CaseResult:
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
     try:
         with session_scope(case.session), lowering.target_tpu():
-            jax.jit(entry).trace(*shapes).lower(lowering_platforms=("tpu",))
+            jax.jit(entry).trace(*shapes).lower(lowering_platforms=(TPU.platform,))
     except StrictViolation as exc:
         return case.done(False, exc.finding)
     except lowering.LoweringUnavailable as exc:

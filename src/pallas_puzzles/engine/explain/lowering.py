@@ -13,6 +13,7 @@ import contextlib
 import re
 from collections.abc import Iterator
 
+from pallas_puzzles.backends import TPU
 from pallas_puzzles.engine.explain.source import learner_frames
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
@@ -45,8 +46,8 @@ def target_tpu() -> Iterator[None]:
     import jax
 
     try:
-        device = jax.sharding.AbstractDevice(device_kind=TARGET_DEVICE_KIND, num_cores=1, platform="tpu")
-        mesh = jax.sharding.AbstractMesh((1,), ("tpu",), abstract_device=device)
+        device = jax.sharding.AbstractDevice(device_kind=TARGET_DEVICE_KIND, num_cores=1, platform=TPU.platform)
+        mesh = jax.sharding.AbstractMesh((1,), ("tpu",), abstract_device=device)  # one axis, named for readers
         scope = jax.sharding.use_abstract_mesh(mesh)
     except (AttributeError, TypeError) as exc:
         raise LoweringUnavailable(
