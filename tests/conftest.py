@@ -53,3 +53,11 @@ def validate_json() -> Callable[[dict], None]:
     import jsonschema
 
     return lambda document: jsonschema.validate(document, json_schema())
+
+
+def one_sentence(output: str) -> str:
+    """Bad input gets exactly one 'error:' sentence and no traceback; returns the words of the output."""
+    assert "Traceback" not in output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, output
+    return " ".join(output.split())

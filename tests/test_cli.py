@@ -7,18 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import one_sentence
 
 from pallas_puzzles.cli import app
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def one_sentence(output: str) -> str:
-    """Bad input gets exactly one 'error:' sentence and no traceback."""
-    assert "Traceback" not in output
-    errors = [line for line in output.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, output
-    return " ".join(output.split())
 
 
 def solve(workspace: Path, number_file: str) -> None:

@@ -12,17 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import one_sentence
 
 from pallas_puzzles.cli import app
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def one_sentence(output: str) -> str:
-    assert "Traceback" not in output
-    errors = [line for line in output.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, output
-    return " ".join(output.split())
 
 
 def flat(output: str) -> str:

@@ -162,18 +162,8 @@ def cmd_doctor(out: Output) -> int:
 def cmd_hint(out: Output, key: str | None) -> int:
     progress = open_progress(out)
     puzzle = progress.puzzle(key)
-    show_hint(out.console, progress, puzzle)
+    terminal.render_hint_reveal(out.console, puzzle, progress.reveal_hint(puzzle))
     return EXIT_PASS
-
-
-def show_hint(console: Console, progress: Progress, puzzle: Puzzle) -> None:
-    reveal = progress.reveal_hint(puzzle)
-    if reveal.level == 0:
-        terminal.info(console, f"Puzzle {puzzle.number} has no hints.")
-        return
-    if reveal.exhausted:
-        terminal.info(console, f"No hints left for puzzle {puzzle.number}: all {reveal.level} are repeated below.")
-    terminal.render_hint(console, puzzle, reveal.level)
 
 
 def cmd_list(out: Output) -> int:

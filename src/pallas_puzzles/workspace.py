@@ -107,6 +107,8 @@ def init_workspace(target: Path, course: Course) -> Workspace:
     target = target.resolve()
     # A workspace inside the source checkout is fine (the README makes one there).
     enclosing = _enclosing_workspace(target, checkout_counts=False)
+    if enclosing == target:
+        raise UserError(f"{target} already holds a workspace; pick another folder (nothing was changed).")
     if enclosing is not None:
         raise UserError(f"{target} is inside the workspace {enclosing}; create the new one somewhere "
                         f"else (nothing was changed).")

@@ -28,7 +28,7 @@ from pallas_puzzles.results import (
 
 if TYPE_CHECKING:
     from pallas_puzzles.doctor import Report
-    from pallas_puzzles.progress import PassOutcome, Progress
+    from pallas_puzzles.progress import HintReveal, PassOutcome, Progress
 
 # Letters, not coloured squares only, so the map reads without colour too.
 CELL_STYLE = {".": ("·", "green"), "x": ("x", "bold red"), "N": ("N", "bold magenta"), "?": ("?", "bold yellow")}
@@ -243,6 +243,16 @@ def render_list(console: Console, progress: Progress) -> None:
         console.print(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
     console.print(Text("Commands take a puzzle's number or the name in its file, e.g. `pallas-puzzles hint long_sum`.", style="dim"))
     console.print(progress_bar(progress.solved_count, progress.total))
+
+
+def render_hint_reveal(console: Console, puzzle: Puzzle, reveal: HintReveal) -> None:
+    """What asking for a hint shows: the hints revealed so far, or why there is nothing new."""
+    if reveal.level == 0:
+        info(console, f"Puzzle {puzzle.number} has no hints.")
+        return
+    if reveal.exhausted:
+        info(console, f"No hints left for puzzle {puzzle.number}: all {reveal.level} are repeated below.")
+    render_hint(console, puzzle, reveal.level)
 
 
 def render_hint(console: Console, puzzle: Puzzle, level: int) -> None:
