@@ -45,48 +45,52 @@ def cold_verify(runs: int) -> list[float]:
 
 
 def save_to_verdict(saves: int) -> list[float]:
+    """Seconds from a file write to the watch loop having shown its verdict, per save."""
     from rich.console import Console
 
     from pallas_puzzles.metadata import load_course
-    from pallas_puzzles.state import load_state
-    from pallas_puzzles.watch import Event, PuzzleFileHandler, WatchLoop, start_observer
-    from pallas_puzzles.worker import Worker
+    from pallas_puzzles.progress import Progress
+    from pallas_puzzles.watch import (
+        EventQueue,
+        PuzzleFileHandler,
+        QuitEvent,
+        WatchLoop,
+        start_observer,
+    )
+    from pallas_puzzles.worker.client import Worker
     from pallas_puzzles.workspace import init_workspace
 
     course = load_course()
     latencies: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         ws = init_workspace(Path(tmp) / "ws", course)
-        state, _ = load_state(ws, course)
-        state.current = 2
+        progress = Progress.open(ws, course, warn=print)
+        progress.move_to(course.find(2))
         target = ws.exercises / "02_constant_add_blocked.py"
         # A learner's wrong attempt: the grid rounds down, so a check fails on its first case.
         solution = (REPO / "solutions" / "02_constant_add_blocked.py").read_text()
         wrong = solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
         assert wrong != solution
-        events: queue.Queue[Event] = queue.Queue()
-        verdicts: queue.Queue[float] = queue.Queue()
+        events: EventQueue = queue.Queue()
         with Worker("interpret") as worker:
             worker.start()
             worker.check(course.find(1), ws.exercise(course.find(1)))  # warm the worker like a watch session does
-
-            def checker(puzzle, path):
-                result = worker.check(puzzle, path)
-                verdicts.put(time.perf_counter())
-                return result
-
             observer, _ = start_observer(ws.exercises, PuzzleFileHandler({p.file for p in course.puzzles}, events), poll=False)
-            loop = WatchLoop(Console(file=open(os.devnull, "w")), ws, course, state, checker, events)
-            runner = threading.Thread(target=loop.run, daemon=True)
-            runner.start()
-            verdicts.get(timeout=120)  # the initial check of the current puzzle
-            for i in range(saves):
-                time.sleep(0.3)
-                saved = time.perf_counter()
-                target.write_text(wrong + f"\n# save {i}\n")
-                latencies.append(verdicts.get(timeout=120) - saved)
-            events.put(Event("quit"))
-            runner.join(timeout=30)
+            with open(os.devnull, "w") as devnull:
+                loop = WatchLoop(Console(file=devnull), progress, worker, events)
+                runner = threading.Thread(target=loop.run, daemon=True)
+                runner.start()
+                # `idle`: the loop has shown a verdict and has nothing left in flight.
+                assert loop.idle.wait(120), "the initial check of the current puzzle did not finish"
+                for i in range(saves):
+                    time.sleep(0.3)
+                    loop.idle.clear()
+                    saved = time.perf_counter()
+                    target.write_text(wrong + f"\n# save {i}\n")
+                    assert loop.idle.wait(120), f"save {i} got no verdict"
+                    latencies.append(time.perf_counter() - saved)
+                events.put(QuitEvent())
+                runner.join(timeout=30)
             observer.stop()
             observer.join()
     return latencies

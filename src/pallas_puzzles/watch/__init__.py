@@ -1,0 +1,75 @@
+"""Watch mode: check the current puzzle on every save, with keys that always answer.
+
+`events` holds the typed events and their sources (file watcher, keyboard,
+debounce), `runner` runs checks in a background thread, and `loop` is the one
+thread that decides what each event means; `run_watch` below wires the real
+worker, file watcher and keyboard to it. Nothing here imports jax (checks run
+in the worker process) or `commands` (which calls `run_watch`).
+"""
+
+from __future__ import annotations
+
+import queue
+
+from rich.console import Console
+
+from pallas_puzzles.progress import Progress
+from pallas_puzzles.report import terminal
+from pallas_puzzles.watch.events import (
+    CheckFinished,
+    Debouncer,
+    Event,
+    EventQueue,
+    KeyEvent,
+    PuzzleFileHandler,
+    QuitEvent,
+    SaveEvent,
+    key_reader,
+    start_observer,
+)
+from pallas_puzzles.watch.loop import GOODBYE, WatchLoop, say_goodbye
+from pallas_puzzles.watch.runner import Checker, CheckRunner
+from pallas_puzzles.worker.client import Worker
+
+__all__ = [
+    "GOODBYE",
+    "CheckFinished",
+    "CheckRunner",
+    "Checker",
+    "Debouncer",
+    "Event",
+    "EventQueue",
+    "KeyEvent",
+    "PuzzleFileHandler",
+    "QuitEvent",
+    "SaveEvent",
+    "WatchLoop",
+    "key_reader",
+    "run_watch",
+    "say_goodbye",
+    "start_observer",
+]
+
+
+def run_watch(console: Console, progress: Progress, requested_backend: str, poll: bool) -> int:
+    """Watch mode with the real worker, file watcher and keyboard; returns the exit code."""
+    events: EventQueue = queue.Queue()
+    try:
+        with Worker(requested_backend) as worker:
+            console.print("Starting JAX…", style="dim")
+            backend = worker.start()
+            if worker.warning:
+                terminal.warning(console, worker.warning)
+            handler = PuzzleFileHandler({p.file for p in progress.course.puzzles}, events)
+            observer, how = start_observer(progress.workspace.exercises, handler, poll)
+            console.print(f"Backend: {backend.name} · watching {progress.workspace.exercises} · "
+                          f"file watcher: {how}", style="dim")
+            try:
+                with key_reader(events) as keys:
+                    return WatchLoop(console, progress, worker, events, keys=keys).run()
+            finally:
+                observer.stop()
+                observer.join(timeout=2)
+    except KeyboardInterrupt:  # Ctrl-C before the loop started (or while it shut down)
+        say_goodbye(console)
+        return 0

@@ -1,0 +1,284 @@
+"""The watch loop: one thread takes events off one queue and decides what happens.
+
+Checks run in a background thread (`CheckRunner`), so keys answer at once even
+while a kernel spins; a new save, `r`, `n` or `q` cancels the running check
+rather than waiting for it. Tests drive `WatchLoop` by putting events on its
+queue and injecting a fake checker.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.status import Status
+
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.progress import Progress
+from pallas_puzzles.report import terminal
+from pallas_puzzles.watch.events import (
+    CheckFinished,
+    Debouncer,
+    Event,
+    EventQueue,
+    KeyEvent,
+    QuitEvent,
+    SaveEvent,
+)
+from pallas_puzzles.watch.runner import Checker, CheckRunner
+
+GOODBYE = "Bye! Run `pallas-puzzles watch` to carry on where you left off."
+NOTICE_AFTER_SECONDS = 1.5  # a check this old tells the learner it is still running
+PLAIN_NOTICE_MIN_GAP_SECONDS = 5.0  # without a TTY each notice is a new line: few of them
+TTY_NOTICE_GAP_SECONDS = 1.0  # in a TTY the notice is one transient line, updated in place
+TICK_SECONDS = 0.25  # longest the loop sleeps without looking at the clock
+
+
+def say_goodbye(console: Console) -> None:
+    """The one way watch mode ends, whether by `q` or Ctrl-C."""
+    terminal.info(console, GOODBYE)
+
+
+@dataclass
+class RunningCheck:
+    check_id: int
+    puzzle: Puzzle
+    started: float
+    next_notice: float
+
+
+@dataclass(frozen=True)
+class ResetQuestion:
+    puzzle: Puzzle
+    recheck_on_no: bool  # `x` stopped a check of this puzzle: "no" runs it again
+
+
+class WatchLoop:
+    def __init__(self, console: Console, progress: Progress, checker: Checker, events: EventQueue,
+                 keys: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.progress = progress
+        self.events = events
+        self.keys = keys
+        self.clock = clock
+        # Set when the loop, having handled its events, has nothing in flight (no
+        # check, no save settling): tests and the benchmark wait on it.
+        self.idle = threading.Event()
+        self._idle_reported = False
+        self._runner = CheckRunner(checker, events)
+        self._debouncer = Debouncer()
+        self._running: RunningCheck | None = None
+        self._question: ResetQuestion | None = None
+        self._status: Status | None = None
+
+    # -- the loop -------------------------------------------------------------
+
+    def run(self) -> int:
+        """Watch until `q`, a quit event or Ctrl-C; returns the exit code."""
+        try:
+            self._show_header()
+            self._check(self.progress.current)
+            while self._handle(self._next_event()):
+                pass
+        except KeyboardInterrupt:
+            pass  # Ctrl-C ends like `q` does
+        finally:
+            self._stop_status()
+            self._runner.close()
+        say_goodbye(self.console)
+        return 0
+
+    def _next_event(self) -> Event | None:
+        """The next event, or None when it is time to look at the clock."""
+        now = self.clock()
+        wake_at = now + TICK_SECONDS
+        if self._debouncer.deadline is not None:
+            wake_at = min(wake_at, self._debouncer.deadline)
+        if self._running is not None:
+            wake_at = min(wake_at, self._running.next_notice)
+        nothing_in_flight = self._running is None and self._debouncer.deadline is None
+        if nothing_in_flight and self.events.empty() and not self._idle_reported:
+            self._idle_reported = True  # once per quiet spell, so a cleared `idle` means "after my event"
+            self.idle.set()
+        try:
+            event = self.events.get(timeout=max(wake_at - now, 0.0))
+        except queue.Empty:
+            return None
+        self._idle_reported = False
+        self.idle.clear()
+        return event
+
+    def _handle(self, event: Event | None) -> bool:
+        """React to one event (None: only time passed); False ends the loop."""
+        if isinstance(event, QuitEvent):
+            return False
+        if isinstance(event, KeyEvent) and not self._on_key(event.key):
+            return False
+        if isinstance(event, SaveEvent):
+            self._debouncer.add(event, self.clock())
+        elif isinstance(event, CheckFinished):
+            self._on_check_finished(event)
+        saved = self._debouncer.take_due(self.clock())
+        if saved is not None:
+            self._on_save(saved)
+        self._runner.repeat_cancel()
+        self._show_progress_notice()
+        return True
+
+    # -- saves and checks -----------------------------------------------------
+
+    def _on_save(self, file: str) -> None:
+        puzzle = self.progress.course.by_file(file)
+        if puzzle is None:
+            return
+        if self._question is not None:
+            self._question = None
+            terminal.info(self.console, "You saved again, so nothing was reset.")
+        if puzzle == self.progress.current:
+            self._check(puzzle)
+        else:
+            self._switch(puzzle)
+
+    def _switch(self, puzzle: Puzzle) -> None:
+        self._cancel_running()
+        self.progress.move_to(puzzle)
+        self._show_header()
+        self._check(puzzle)
+
+    def _check(self, puzzle: Puzzle) -> None:
+        """Start checking the learner's file in the background (stopping any running check)."""
+        stopped = self._cancel_running()
+        path = self.progress.exercise(puzzle)
+        if not path.is_file():
+            terminal.warning(self.console, self.progress.missing_message(puzzle))
+            return
+        note = " (the previous check was stopped)" if stopped else ""
+        self.console.print(f"Checking {puzzle.file}…{note}", style="dim")
+        check_id = self._runner.submit(puzzle, path)
+        now = self.clock()
+        self._running = RunningCheck(check_id, puzzle, now, now + NOTICE_AFTER_SECONDS)
+
+    def _cancel_running(self) -> bool:
+        """Stop the running check, if any; its verdict will be ignored. Says whether one ran."""
+        self._stop_status()
+        if self._running is None:
+            return False
+        self._running = None
+        self._runner.cancel()
+        return True
+
+    def _on_check_finished(self, event: CheckFinished) -> None:
+        running = self._running
+        if running is None or event.check_id != running.check_id:
+            return  # a cancelled or superseded check: its file has changed since
+        self._running = None
+        self._stop_status()
+        if event.error is not None:
+            if isinstance(event.error, UserError):
+                terminal.warning(self.console, event.error.message + " Save again or press r to retry.")
+                return
+            raise event.error  # a fault in pallas-puzzles: the CLI's error boundary reports it
+        if event.result is None:
+            terminal.info(self.console, "The check was stopped.")
+            return
+        terminal.render_result(self.console, event.result, running.puzzle)
+        if event.result.passed:
+            self._on_pass(running.puzzle)
+
+    def _on_pass(self, puzzle: Puzzle) -> None:
+        outcome = self.progress.record_pass(puzzle)
+        if not puzzle.tour:  # the tour starts solved: passing it just leads on
+            terminal.render_success(self.console, puzzle, outcome)
+        if outcome.upcoming is not None:
+            self._switch(outcome.upcoming)
+
+    def _show_progress_notice(self) -> None:
+        """Tell the learner a slow check is still running, and how to get out of it."""
+        running = self._running
+        now = self.clock()
+        if running is None or now < running.next_notice:
+            return
+        elapsed = now - running.started
+        text = (f"still checking {running.puzzle.file}… {elapsed:.0f} s — "
+                f"save again or press r to restart, q to quit")
+        if self.console.is_terminal:
+            if self._status is None:
+                self._status = self.console.status(text)
+                self._status.start()
+            else:
+                self._status.update(text)
+            running.next_notice = now + TTY_NOTICE_GAP_SECONDS
+        else:
+            self.console.print(text, style="dim")
+            running.next_notice = now + max(PLAIN_NOTICE_MIN_GAP_SECONDS, elapsed / 2)
+
+    def _stop_status(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    # -- keys -----------------------------------------------------------------
+
+    def _on_key(self, key: str) -> bool:
+        """React to a key; False when the loop should end."""
+        if self._question is not None:
+            return self._answer_reset(key)
+        puzzle = self.progress.current
+        if key == "q":
+            return False
+        if key == "h":
+            terminal.render_hint_reveal(self.console, puzzle, self.progress.reveal_hint(puzzle))
+        elif key == "l":
+            terminal.render_list(self.console, self.progress)
+        elif key == "n":
+            self._switch(self.progress.following(puzzle))
+        elif key == "r":
+            self._check(puzzle)
+        elif key == "x":
+            self._ask_reset(puzzle)
+        return True
+
+    def _ask_reset(self, puzzle: Puzzle) -> None:
+        # Asking must not block the loop, so the question is state and the answer a later key.
+        checking_it = self._running is not None and self._running.puzzle == puzzle
+        self._cancel_running()
+        self._question = ResetQuestion(puzzle, recheck_on_no=checking_it)
+        self.console.print(f"Reset {puzzle.file} to the original stub? Your version is backed up first. (y/n)",
+                           style="bold")
+
+    def _answer_reset(self, key: str) -> bool:
+        question = self._question
+        assert question is not None
+        self._question = None
+        if key == "y":
+            self._reset(question.puzzle)
+            return True
+        terminal.info(self.console, "Nothing was changed.")
+        if key == "n":
+            if question.recheck_on_no:
+                self._check(question.puzzle)
+            return True
+        return self._on_key(key)  # any other key means "no" and then does its usual job
+
+    def _reset(self, puzzle: Puzzle) -> None:
+        try:
+            backup = self.progress.reset(puzzle)
+        except OSError as exc:  # e.g. a read-only workspace: say so and keep watching
+            where = exc.filename or self.progress.exercise(puzzle)
+            terminal.warning(self.console, f"Could not reset {puzzle.file} ({exc.strerror or exc} at {where}).")
+            return
+        except UserError as exc:  # e.g. the original stub cannot be found
+            terminal.warning(self.console, exc.message)
+            return
+        if backup is not None:
+            terminal.info(self.console, f"Your version was saved as {backup}.")
+        self._check(puzzle)
+
+    def _show_header(self) -> None:
+        terminal.render_watch_header(self.console, self.progress, self.keys)
+
