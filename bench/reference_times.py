@@ -44,7 +44,7 @@ def write(figures: dict[int, float]) -> None:
         number = int(re.search(r"^number = (\d+)", block, re.M).group(1))
         block = re.sub(r"^reference_seconds = .*\n", "", block, flags=re.M)
         value = f"reference_seconds = {figures[number]:.1f}  # measured by bench/reference_times.py\n"
-        blocks[i] = re.sub(r"^(file = .*\n)", lambda m: m.group(1) + value, block, count=1, flags=re.M)
+        blocks[i] = re.sub(r"^(file = .*\n)", lambda m, line=value: m.group(1) + line, block, count=1, flags=re.M)
     TOML.write_text("[[puzzle]]".join(blocks))
 
 

@@ -274,7 +274,7 @@ def render_watch_header(console: Console, progress: Progress, keys: bool) -> Non
     if keys:
         console.print(Text("keys: h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
     else:
-        console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · q quit", style="dim"))
+        console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
 
 
 def render_source(console: Console, path: Path) -> None:

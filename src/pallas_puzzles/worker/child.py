@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import traceback
 from pathlib import Path
 
@@ -73,6 +74,8 @@ def serve(channel: Channel, requested: str, mode: Mode) -> None:
 
 def main(argv: list[str]) -> None:
     read_fd, write_fd, requested, mode = int(argv[1]), int(argv[2]), argv[3], Mode(argv[4])
+    # A Ctrl-C in the terminal reaches this process too; the parent decides when it ends.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         serve(Channel(read_fd, write_fd), requested, mode)
     except (BrokenPipeError, KeyboardInterrupt):
