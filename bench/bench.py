@@ -101,7 +101,7 @@ def check_all_seed() -> float:
     script = (
         "import os\n"
         "from pallas_puzzles.metadata import load_course\n"
-        "from pallas_puzzles.worker import WorkerPool\n"
+        "from pallas_puzzles.worker.pool import WorkerPool\n"
         "from pallas_puzzles.workspace import reference_solution\n"
         "course = load_course()\n"
         "jobs = [(p, reference_solution(p)) for p in course.puzzles if 1 <= p.number <= 12]\n"
