@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-import os
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -29,12 +29,8 @@ def workspace(tmp_path: Path) -> Iterator[Path]:
 
     result = CliRunner().invoke(app, ["init", str(tmp_path / "ws")])
     assert result.exit_code == 0, result.output
-    previous = Path.cwd()
-    os.chdir(tmp_path / "ws")
-    try:
+    with contextlib.chdir(tmp_path / "ws"):
         yield tmp_path / "ws"
-    finally:
-        os.chdir(previous)
 
 
 @pytest.fixture()

@@ -7,6 +7,7 @@ so they do not depend on how fast this machine is.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import queue
@@ -61,12 +62,8 @@ NOTICE = re.compile(r"still checking 01_constant_add\.py… \d+ s — save again
 def workspace(tmp_path: Path) -> Iterator[Path]:
     """A fresh workspace, made without the CLI so these tests depend only on watch mode's own contracts."""
     init_workspace(tmp_path / "ws", COURSE)
-    previous = Path.cwd()
-    os.chdir(tmp_path / "ws")
-    try:
+    with contextlib.chdir(tmp_path / "ws"):
         yield tmp_path / "ws"
-    finally:
-        os.chdir(previous)
 
 
 class FakeChecker:

@@ -21,6 +21,7 @@ from pallas_puzzles.metadata import Puzzle, load_course
 from pallas_puzzles.progress import Progress
 from pallas_puzzles.report import json_view, terminal
 from pallas_puzzles.results import CheckResult, Status
+from pallas_puzzles.state import fresh_state, save_state
 from pallas_puzzles.workspace import find_workspace, init_workspace, reference_solution
 
 Confirm = Callable[[str], bool]
@@ -52,8 +53,8 @@ class Output:
             json_view.emit(json_view.error_document(message))
 
 
-def open_progress(out: Output, start: Path | None = None) -> Progress:
-    return Progress.open(find_workspace(start), load_course(), warn=out.warning)
+def open_progress(out: Output) -> Progress:
+    return Progress.open(find_workspace(), load_course(), warn=out.warning)
 
 
 def require_support(puzzle: Puzzle, backend: Backend) -> None:
@@ -68,8 +69,6 @@ def require_support(puzzle: Puzzle, backend: Backend) -> None:
 def cmd_init(out: Output, directory: Path) -> int:
     course = load_course()
     workspace = init_workspace(directory, course)
-    from pallas_puzzles.state import fresh_state, save_state
-
     save_state(workspace, fresh_state(course))
     out.info(f"Created a workspace with {len(course.puzzles)} puzzles in {workspace.root}.")
     tours = [p for p in course.puzzles if p.tour]

@@ -7,6 +7,7 @@ installed) and returns plain data; rendering happens elsewhere.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import itertools
 import sys
@@ -56,17 +57,23 @@ def load_learner_module(path: Path, text: str | None = None) -> ModuleType:
     return module
 
 
-def _not_started(puzzle: Puzzle, path: Path, text: str) -> Finding | None:
-    """A finding when the file is still the original stub: nothing of the learner's to judge."""
+@functools.cache
+def _pristine_stub(file: str) -> tuple[Path, str] | None:
+    """The course's own exercise file and its text; it never changes while a worker lives."""
     try:
-        original = course_dir("exercises") / puzzle.file
-        # In the source checkout the learner edits the course file itself: nothing to compare with.
-        if original.resolve() == path.resolve():
-            return None
-        pristine = original.read_text(encoding="utf-8")
+        original = (course_dir("exercises") / file).resolve()
+        return original, original.read_text(encoding="utf-8")
     except (UserError, OSError):
         return None
-    if puzzle.tour or text != pristine:
+
+
+def _not_started(puzzle: Puzzle, path: Path, text: str) -> Finding | None:
+    """A finding when the file is still the original stub: nothing of the learner's to judge."""
+    stub = _pristine_stub(puzzle.file)
+    # In the source checkout the learner edits the course file itself: nothing to compare with.
+    if stub is None or stub[0] == path.resolve():
+        return None
+    if puzzle.tour or text != stub[1]:
         return None
     todo = tuple(make_line(str(path), n + 1) for n, line in enumerate(text.splitlines()) if "TODO" in line)
     return Finding(FindingKind.NOT_STARTED,

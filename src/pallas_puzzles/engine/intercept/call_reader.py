@@ -27,10 +27,6 @@ class BlockInfo:
     block_dims: list[int] | None = None  # block size per dimension (1 where squeezed)
     covered: np.ndarray | None = None  # outputs: elements some grid point's block covers
 
-    @property
-    def lines(self) -> tuple[SourceLine, ...]:
-        return tuple(x for x in (self.index_map_line,) if x is not None)
-
 
 @dataclass
 class CallRecord:
@@ -45,8 +41,8 @@ class CallRecord:
 
     def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
         """The lines to quote for a fault in one operand: its index_map, then the call."""
-        found = info.lines if info is not None else ()
-        return found + tuple(x for x in (self.call_line,) if x is not None)
+        lines = (info.index_map_line if info is not None else None, self.call_line)
+        return tuple(line for line in lines if line is not None)
 
 
 def _block_dims(block_shape: Sequence[Any]) -> list[int] | None:
