@@ -6,6 +6,7 @@ hold only built-in types and catalogue kinds: no jax arrays, no exceptions.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from enum import Enum
@@ -102,6 +103,46 @@ class Status(Enum):
 
 
 @dataclass(frozen=True)
+class OperandLayout:
+    """One operand of a pallas_call as the kernel's pipeline sees it.
+
+    `block` is the elements per block along each dimension (1 where squeezed);
+    None when the operand is not split into blocks (left in HBM, in SMEM, or
+    indexed by element offsets). `block_indices` is the block each grid step
+    uses, in the order the grid runs (row-major, last axis fastest); None when
+    it could not be worked out before the kernel ran.
+    """
+
+    name: str
+    role: str  # "prefetch", "input", "output" or "scratch"
+    shape: tuple[int, ...]
+    dtype: str
+    block: tuple[int, ...] | None
+    memory_space: str = ""  # "" for pipelined blocks; else "any", "vmem", "smem", "semaphore", ...
+    block_indices: tuple[tuple[int, ...], ...] | None = None
+    index_map_line: SourceLine | None = None
+
+
+@dataclass(frozen=True)
+class CallLayout:
+    """What one pallas_call moves: its grid and operands, for views and the cost model."""
+
+    kernel: str
+    grid: tuple[int, ...]
+    semantics: tuple[str, ...]  # per grid axis, as declared ("parallel", "arbitrary"); () when not given
+    operands: tuple[OperandLayout, ...]
+    call_line: SourceLine | None = None
+    kernel_line: SourceLine | None = None
+
+    def role(self, role: str) -> tuple[OperandLayout, ...]:
+        return tuple(op for op in self.operands if op.role == role)
+
+    def grid_points(self) -> list[tuple[int, ...]]:
+        """Every grid point in the order the grid runs."""
+        return [tuple(int(v) for v in point) for point in itertools.product(*(range(g) for g in self.grid))]
+
+
+@dataclass(frozen=True)
 class CaseResult:
     label: str
     passed: bool
@@ -109,6 +150,7 @@ class CaseResult:
     mismatch: Mismatch | None = None
     seconds: float = 0.0
     sizes: dict[str, int] = field(default_factory=dict)
+    calls: tuple[CallLayout, ...] = ()  # the pallas_calls this case made, in order
 
     @property
     def finding(self) -> Finding | None:

@@ -24,7 +24,7 @@ from pallas_puzzles.engine.compare import compare
 from pallas_puzzles.engine.explain import lowering
 from pallas_puzzles.engine.explain.runtime import diagnose, import_finding, syntax_finding
 from pallas_puzzles.engine.explain.source import make_line, remember_source
-from pallas_puzzles.engine.intercept import patch
+from pallas_puzzles.engine.intercept import call_reader, patch
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation, session_scope
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
@@ -132,7 +132,8 @@ class _Case:
 
     def done(self, passed: bool, *findings: Finding, mismatch: Any = None) -> CaseResult:
         return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
-                          seconds=time.perf_counter() - self.started, sizes=dict(self.sizes))
+                          seconds=time.perf_counter() - self.started, sizes=dict(self.sizes),
+                          calls=tuple(call_reader.layout(record) for record in self.session.calls))
 
 
 def run_case(case: _Case, entry: Any) -> CaseResult:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from pallas_puzzles.engine.explain.source import learner_call_site, source_of
-from pallas_puzzles.results import SourceLine
+from pallas_puzzles.results import CallLayout, OperandLayout, SourceLine
 
 
 @dataclass
@@ -26,6 +26,17 @@ class BlockInfo:
     memory_space: Any = None
     block_dims: list[int] | None = None  # block size per dimension (1 where squeezed)
     covered: np.ndarray | None = None  # outputs: elements some grid point's block covers
+    dtype: str = ""
+    block_indices: list[tuple[int, ...]] | None = None  # per grid step, in grid order, once evaluated
+
+
+@dataclass
+class ScratchInfo:
+    """A scratch buffer or semaphore the kernel asked for (scratch_shapes)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    memory_space: str
 
 
 @dataclass
@@ -38,6 +49,8 @@ class CallRecord:
     outputs: list[BlockInfo]
     n_prefetch: int = 0
     semantics: tuple[Any, ...] = ()
+    prefetch: list[BlockInfo] = field(default_factory=list)
+    scratch: list[ScratchInfo] = field(default_factory=list)
 
     def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
         """The lines to quote for a fault in one operand: its index_map, then the call."""
@@ -69,6 +82,29 @@ def _flatten_specs(specs: Any) -> list[Any] | None:
     if isinstance(specs, type(pl.no_block_spec)):
         return None
     return jax.tree.leaves(specs, is_leaf=lambda s: s is None or isinstance(s, pl.BlockSpec))
+
+
+def memory_space_name(space: Any) -> str:
+    """A memory space as one lower-case word ("any", "vmem", "smem", ...); "" for none."""
+    if space is None:
+        return ""
+    return str(getattr(space, "value", space)).lower()
+
+
+def _scratch_of(kwargs: dict[str, Any]) -> list[ScratchInfo]:
+    import jax
+
+    grid_spec = kwargs.get("grid_spec")
+    shapes = getattr(grid_spec, "scratch_shapes", None) if grid_spec is not None else kwargs.get("scratch_shapes")
+    scratch = []
+    for entry in jax.tree.leaves(shapes or (), is_leaf=lambda s: hasattr(s, "inner_aval")):
+        aval = getattr(entry, "inner_aval", None)
+        space = memory_space_name(getattr(entry, "memory_space", None))
+        dtype = str(getattr(aval, "dtype", ""))
+        if "sem" in dtype.lower() or "sem" in str(entry).lower():
+            space = "semaphore"
+        scratch.append(ScratchInfo(tuple(int(d) for d in getattr(aval, "shape", ())), dtype, space))
+    return scratch
 
 
 def grid_of(kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], Any, Any, int, tuple[Any, ...]]:
@@ -104,11 +140,11 @@ def _ref_names(kernel: Callable[..., Any], count: int) -> list[str]:
     return [names[i] if i < len(names) else f"ref{i}" for i in range(count)]
 
 
-def _block_info(spec: Any, shape: tuple[int, ...], name: str, role: str) -> BlockInfo:
+def _block_info(spec: Any, array: Any, name: str, role: str) -> BlockInfo:
     block_shape = getattr(spec, "block_shape", None) if spec is not None else None
     index_map = getattr(spec, "index_map", None) if spec is not None else None
     info = BlockInfo(
-        name=name, role=role, array_shape=tuple(int(s) for s in shape),
+        name=name, role=role, array_shape=tuple(int(s) for s in array.shape), dtype=str(array.dtype),
         block_shape=tuple(block_shape) if block_shape is not None else None,
         index_map=index_map, index_map_line=source_of(index_map) if index_map else None,
         memory_space=getattr(spec, "memory_space", None) if spec is not None else None,
@@ -134,10 +170,11 @@ def describe(kernel: Callable[..., Any], kwargs: dict[str, Any], operands: Seque
         flat_in = [None] * len(blocked_arrays)
     if flat_out is None or len(flat_out) != len(outs):
         flat_out = [None] * len(outs)
-    inputs = [_block_info(s, a.shape, names[n_prefetch + i], "input")
+    inputs = [_block_info(s, a, names[n_prefetch + i], "input")
               for i, (s, a) in enumerate(zip(flat_in, blocked_arrays))]
-    outputs = [_block_info(s, o.shape, names[len(arrays) + i], "output")
+    outputs = [_block_info(s, o, names[len(arrays) + i], "output")
                for i, (s, o) in enumerate(zip(flat_out, outs))]
+    prefetch = [_block_info(None, a, names[i], "prefetch") for i, a in enumerate(arrays[:n_prefetch])]
     return CallRecord(
         kernel_name=getattr(kernel, "__name__", "kernel"),
         kernel_line=source_of(kernel),
@@ -147,6 +184,8 @@ def describe(kernel: Callable[..., Any], kwargs: dict[str, Any], operands: Seque
         outputs=outputs,
         n_prefetch=n_prefetch,
         semantics=semantics,
+        prefetch=prefetch,
+        scratch=_scratch_of(kwargs),
     )
 
 
@@ -159,3 +198,26 @@ def concrete_prefetch(operands: Sequence[Any], n_prefetch: int) -> list[Any] | N
         return [np.asarray(v) for v in values]
     except Exception:  # traced under jit: the interpreter will check at run time
         return None
+
+
+def _operand_layout(info: BlockInfo, steps: int) -> OperandLayout:
+    space = memory_space_name(info.memory_space) or ("smem" if info.role == "prefetch" else "")
+    block: tuple[int, ...] | None = tuple(info.block_dims) if info.block_dims is not None else None
+    indices = tuple(info.block_indices) if info.block_indices is not None else None
+    if info.block_shape is None and not space:  # no BlockSpec: the whole array is the one block
+        block, indices = info.array_shape, ((0,) * len(info.array_shape),) * steps
+    if space:  # not pipelined: the kernel sees the whole operand where it lives
+        block, indices = None, None
+    return OperandLayout(name=info.name, role=info.role, shape=info.array_shape, dtype=info.dtype, block=block,
+                         memory_space=space, block_indices=indices, index_map_line=info.index_map_line)
+
+
+def layout(record: CallRecord) -> CallLayout:
+    """The call as plain data for results: what each grid step moves."""
+    steps = int(np.prod(record.grid)) if record.grid else 1
+    operands = [_operand_layout(info, steps) for info in record.prefetch + record.inputs + record.outputs]
+    operands += [OperandLayout(name=f"scratch{i}", role="scratch", shape=s.shape, dtype=s.dtype, block=None,
+                               memory_space=s.memory_space) for i, s in enumerate(record.scratch)]
+    return CallLayout(kernel=record.kernel_name, grid=record.grid,
+                      semantics=tuple(memory_space_name(s) for s in record.semantics),
+                      operands=tuple(operands), call_line=record.call_line, kernel_line=record.kernel_line)

@@ -65,17 +65,21 @@ def _visits(info: BlockInfo, record: CallRecord, points: list[tuple[int, ...]],
     dims = info.block_dims
     assert dims is not None
     visits: dict[tuple[int, ...], list[int]] = {}
+    info.block_indices = []
     for order, point in enumerate(points):
         try:
             index = _evaluate(info.index_map, point, prefetch)  # type: ignore[arg-type]
         except Exception:
+            info.block_indices = None
             return None
         if len(index) != len(dims):
+            info.block_indices = None
             return None
         for d, (size, i) in enumerate(zip(dims, index)):
             if i < 0 or i * size >= info.array_shape[d]:
                 raise StrictViolation(_outside(info, record, point, index, d, size))
         visits.setdefault(index, []).append(order)
+        info.block_indices.append(index)
     return visits
 
 
