@@ -140,3 +140,58 @@ def test_show_command_writes_the_page(workspace: Path, cli) -> None:
     assert missing.exit_code == 2 and "no shape case 9" in missing.output
     failing = cli.invoke(app, ["show", "4"])  # the untouched stub fails: exit 1, still a view or a sentence
     assert failing.exit_code == 1, failing.output
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Screen:
+    """What a process wrote to a pseudo-terminal, colours stripped; waits for text after a mark."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.text, self.mark = fd, "", 0
+
+    def wait_for(self, needle: str, timeout: float = 120.0) -> None:
+        import os
+        import select
+        import time
+
+        deadline = time.monotonic() + timeout
+        while needle not in self.text[self.mark:]:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                raise AssertionError(f"never saw {needle!r} in:\n{self.text[self.mark:][-2000:]}")
+            self.text += ANSI.sub("", os.read(self.fd, 65536).decode(errors="replace"))
+        self.mark = self.text.index(needle, self.mark) + len(needle)
+
+
+def test_show_steps_through_in_a_terminal(workspace: Path) -> None:
+    """A real pseudo-terminal: keys move the step and the focus, q quits."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    env = dict(os.environ, COLUMNS="80", LINES="40", TERM="xterm")
+    process = subprocess.Popen([sys.executable, "-m", "pallas_puzzles", "show", "4", "--solution"],
+                               stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    screen = Screen(leader)
+    try:
+        screen.wait_for("step 1 of 6")
+        screen.wait_for("▶ z_ref")  # the output is in focus first
+        os.write(leader, b"\x1b[C")  # the right arrow
+        screen.wait_for("step 2 of 6 · grid point (0, 1)")
+        os.write(leader, b"l")
+        screen.wait_for("step 3 of 6 · grid point (1, 0)")
+        os.write(leader, b"h")
+        screen.wait_for("step 2 of 6")
+        os.write(leader, b"o")
+        screen.wait_for("▶ x_ref")  # the focus went round from z_ref to the first operand
+        os.write(leader, b"q")
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
