@@ -101,3 +101,4 @@ def test_notebook_checks_and_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     frame = _html(show)
     assert frame.startswith("<iframe srcdoc=") and "grid-points" in frame and "pp-data" in frame
+    assert "&quot;fault&quot;:1" in frame  # the read past the block happened on grid step 2 of 2

@@ -247,7 +247,14 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
         terminal.render_result(out.console, result, puzzle)
         return EXIT_INTERNAL
     size = stepper.board_size_for(out.console.width) if html_file is None else 48
-    view = view_of(result, puzzle, case, size)
+    try:
+        view = view_of(result, puzzle, case, size)
+    except UserError as exc:
+        if exc.exit_code != EXIT_FAIL:
+            raise
+        terminal.render_result(out.console, result, puzzle)  # nothing ran to draw: show why
+        out.info(exc.message)
+        return EXIT_FAIL
     if html_file is None:
         stepper.step_through(out.console, view)
     else:

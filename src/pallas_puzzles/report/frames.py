@@ -72,6 +72,7 @@ class GridView:
     bad_steps: tuple[int, ...] = ()  # steps whose output block holds bad elements, or that a finding names
     ran: int | None = None  # steps the interpreter ran before stopping; None when all (or unknown)
     verdict: str = ""  # one line: passed, or what went wrong
+    fault_step: int | None = None  # the step a finding names (an out-of-bounds read, a race, ...)
     calls_in_case: int = 1
 
     @property
@@ -144,11 +145,16 @@ def make_board(op: OperandLayout, steps: int, case: CaseResult, max_rows: int, m
                         group, indices, tuple(touched), copied, faults)
 
 
-def _bad_steps(case: CaseResult, points: tuple[tuple[int, ...], ...], boards: tuple[OperandBoard, ...]) -> tuple[int, ...]:
-    bad: set[int] = set()
+def _fault_step(case: CaseResult, points: tuple[tuple[int, ...], ...]) -> int | None:
     for finding in case.findings:
         if finding.grid_point is not None and tuple(finding.grid_point) in points:
-            bad.add(points.index(tuple(finding.grid_point)))
+            return points.index(tuple(finding.grid_point))
+    return None
+
+
+def _bad_steps(case: CaseResult, points: tuple[tuple[int, ...], ...], boards: tuple[OperandBoard, ...]) -> tuple[int, ...]:
+    fault = _fault_step(case, points)
+    bad: set[int] = {fault} if fault is not None else set()
     for board in boards:
         if board.faults is None:
             continue
@@ -201,4 +207,4 @@ def build_view(case: CaseResult, title: str, max_rows: int = 16, max_cols: int =
     return GridView(title=title, case=case.label, kernel=call.kernel, grid=tuple(call.grid),
                     semantics=tuple(call.semantics), points=points, boards=boards,
                     bad_steps=_bad_steps(case, points, boards), ran=ran, verdict=_verdict(case),
-                    calls_in_case=len(case.calls))
+                    calls_in_case=len(case.calls), fault_step=_fault_step(case, points))

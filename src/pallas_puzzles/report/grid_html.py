@@ -38,7 +38,8 @@ function show(step){
   slider.value = step;
   document.getElementById('pp-step-label').textContent =
     'step ' + (step + 1) + ' of ' + V.steps + ' · grid point (' + V.points[step].join(', ') + ')' +
-    (V.bad.includes(step) ? ' · this step\\u2019s output block holds bad elements' : '');
+    (step === V.fault ? ' · the fault above happened at this step' :
+     V.bad.includes(step) ? ' · this step\\u2019s output block holds bad elements' : '');
   document.body.dataset.step = step;
   V.boards.forEach(function(b, k){
     const done = new Set();
@@ -127,7 +128,7 @@ def _grid_points_svg(view: GridView) -> str:
 
 def _data(view: GridView) -> str:
     data = {
-        "steps": view.steps, "points": [list(p) for p in view.points], "bad": list(view.bad_steps),
+        "steps": view.steps, "points": [list(p) for p in view.points], "bad": list(view.bad_steps), "fault": view.fault_step,
         "boards": [{"touched": [list(t) if t is not None else None for t in b.touched],
                     "copied": list(b.copied), "index": [list(i) for i in (b.block_indices or ())]}
                    for b in view.boards],

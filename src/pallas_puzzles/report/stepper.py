@@ -91,7 +91,9 @@ def _status_line(view: GridView, step: int) -> Text:
     if view.semantics:
         text.append(f" ({', '.join(view.semantics)})", style="dim")
     text.append(f"\n  step {step + 1} of {view.steps} · grid point {point}", style="bold")
-    if step in view.bad_steps:
+    if step == view.fault_step:
+        text.append("  ✗ the fault above happened at this step", style="bold red")
+    elif step in view.bad_steps:
         text.append("  ✗ this step's output block holds bad elements", style="bold red")
     if view.ran is not None and step >= view.ran:
         text.append("  (the interpreter stopped before this step)", style="yellow")
