@@ -195,3 +195,12 @@ def test_show_steps_through_in_a_terminal(workspace: Path) -> None:
         if process.poll() is None:
             process.kill()
         os.close(leader)
+
+
+def test_show_on_a_file_that_does_not_parse(workspace: Path, cli) -> None:
+    from pallas_puzzles.cli import app
+
+    (workspace / "exercises" / "04_outer_add_blocked.py").write_text("def broken(:\n")
+    result = cli.invoke(app, ["show", "4"])
+    assert result.exit_code == 1
+    assert "invalid syntax" in result.output and "no grid to show" in result.output

@@ -102,3 +102,26 @@ def test_notebook_checks_and_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     frame = _html(show)
     assert frame.startswith("<iframe srcdoc=") and "grid-points" in frame and "pp-data" in frame
     assert "&quot;fault&quot;:1" in frame  # the read past the block happened on grid step 2 of 2
+
+
+def test_api_import_is_light() -> None:
+    """`import pallas_puzzles as pp` and reaching pp.check load no JAX: that waits for the first check."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pallas_puzzles as pp; assert callable(pp.check) and callable(pp.show); "
+            "assert pp.exercise(3).stub.startswith(('\"\"\"', '#', 'import', 'from')); "
+            "print('jax' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(SRC)), check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr
+
+
+def test_api_bad_input_is_one_sentence() -> None:
+    import pallas_puzzles as pp
+    from pallas_puzzles.errors import UserError
+
+    with pytest.raises(UserError, match="no file"):
+        pp.check(1, "/no/such/file.py", backend="interpret")
+    with pytest.raises(UserError, match="launcher function"):
+        pp.check(1, 42, backend="interpret")

@@ -114,20 +114,20 @@ class CheckReport:
 
 
 def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> CheckResult:
+    path = Path(launcher).expanduser() if isinstance(launcher, (str, Path)) else None
+    if path is not None and not path.is_file():
+        raise UserError(f"There is no file {path} to check.")
+    if path is None and not callable(launcher):
+        raise UserError(f"pp.check needs your launcher function (like {puzzle.entry}) or a file path; "
+                        f"got {type(launcher).__name__}.")
     chosen = _backend(backend)
     if not puzzle.supports(chosen):
         raise UserError(f"Puzzle {puzzle.number} does not run on the {chosen.name} backend; "
                         f"it runs on: {', '.join(puzzle.backends)}.")
-    if isinstance(launcher, (str, Path)):
-        path = Path(launcher).expanduser()
-        if not path.is_file():
-            raise UserError(f"There is no file {path} to check.")
+    if path is not None:
         from pallas_puzzles.engine.checker import check_puzzle
 
         return check_puzzle(puzzle, path.resolve(), chosen, fail_fast=fail_fast)
-    if not callable(launcher):
-        raise UserError(f"pp.check needs your launcher function (like {puzzle.entry}) or a file path; "
-                        f"got {type(launcher).__name__}.")
     from pallas_puzzles.engine.checker import check_function
 
     return check_function(puzzle, launcher, chosen, fail_fast=fail_fast)

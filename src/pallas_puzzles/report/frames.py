@@ -43,6 +43,15 @@ class OperandBoard:
     def pipelined(self) -> bool:
         return self.block is not None and self.block_indices is not None
 
+    @property
+    def fold_note(self) -> str:
+        """How an operand of more than two dimensions is laid out in rows, or ""."""
+        if self.block is None or len(self.shape) <= 2:
+            return ""
+        counts = [max(1, -(-s // max(1, b))) for s, b in zip(self.shape, self.block)]
+        return (f"rows: {' x '.join(map(str, counts[:-1]))} blocks of dims 0-{len(counts) - 2}, "
+                f"dim 0 slowest")
+
     def visited_until(self, step: int) -> set[Cell]:
         """Cells some step up to and including `step` touched (for outputs: written so far)."""
         return {c for c in self.touched[: step + 1] if c is not None}

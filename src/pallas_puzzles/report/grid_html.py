@@ -105,6 +105,8 @@ def _operand_html(k: int, board: OperandBoard) -> str:
         head += f", blocks of {board.block}"
     if board.group != (1, 1):
         head += f", each cell {board.group[0]}x{board.group[1]} blocks"
+    if board.fold_note:
+        head += f"<br>({board.fold_note})"
     head += "</span></h2>"
     if not board.pipelined:
         return f"<div class='operand'>{head}<div class='dim'>{html.escape(board.describe_block(0))}</div></div>"

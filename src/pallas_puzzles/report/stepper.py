@@ -56,6 +56,8 @@ def _operand_heading(board: OperandBoard, step: int, focused: bool) -> Text:
         text.append(f", blocks of {board.block}", style="dim")
     if board.group != (1, 1):
         text.append(f", each cell {board.group[0]}x{board.group[1]} blocks", style="dim")
+    if board.fold_note:
+        text.append(f"\n    ({board.fold_note})", style="dim")
     text.append("\n    " + board.describe_block(step), style="cyan" if board.pipelined else "dim")
     return text
 
