@@ -60,7 +60,8 @@ def blocked_add(x):
 
 oob = pp.check(2, blocked_add)
 where = [line for f in oob.findings for line in f.where]
-print("kind:", oob.kind, "| line:", where[0].line, "|", where[0].text)""",
+print("kind:", oob.kind, "| line:", where[0].line, "|", where[0].text)
+oob""",
     # 4: the grid view embedded in the notebook
     """pp.show(2, blocked_add)""",
 ]
@@ -98,6 +99,7 @@ def test_notebook_checks_and_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert "The numbers differ" in verdict  # the explanation travels with it
 
     assert "kind: oob-read | line: 4 | z_ref[...] = x_ref[pl.ds(pl.program_id(0) * B, B)] + 10.0" in _stdout(oob)
+    assert "Cell In[4], line 4" in _html(oob)  # named as IPython names the cell in tracebacks
 
     frame = _html(show)
     assert frame.startswith("<iframe srcdoc=") and "grid-points" in frame and "pp-data" in frame

@@ -63,6 +63,17 @@ def _ansi(render: Callable[[Console], None], width: int = 100, color: bool = Tru
     return buffer.getvalue()
 
 
+def _place_in_notebook(file: str, line: int) -> str:
+    """A cell's line as IPython names it in tracebacks ("Cell In[3], line 4"); else file:line."""
+    import sys
+
+    ipython = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    cells = getattr(getattr(ipython, "compile", None), "_filename_map", None) or {}
+    if file in cells:  # IPython 8+: the cell's code name -> its execution count
+        return f"Cell In[{cells[file]}], line {line}"
+    return f"{file}:{line}"
+
+
 @dataclass
 class CheckReport:
     """What `pp.check` returns: the verdict, as data and as a view."""
@@ -100,7 +111,7 @@ class CheckReport:
     def _repr_html_(self) -> str:
         from pallas_puzzles.report import verdict_html
 
-        return verdict_html.render_check(self.result, self.puzzle)
+        return verdict_html.render_check(self.result, self.puzzle, _place_in_notebook)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(_ansi(self._render).rstrip())

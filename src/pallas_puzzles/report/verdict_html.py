@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import (
@@ -45,10 +46,18 @@ def _value(value: float, fault: ElementFault = ElementFault.WRONG) -> str:
     return f"{value:.6g}"
 
 
-def _finding(finding: Finding) -> str:
+Namer = Callable[[str, int], str]  # (file, line) -> how to name that place, e.g. "Cell In[3], line 4"
+
+
+def _place(file: str, line: int) -> str:
+    return f"{file}:{line}"
+
+
+def _finding(finding: Finding, name: Namer = _place) -> str:
     parts = [f"<p class='pp-bad'><b>{html.escape(finding.message)}</b></p>"]
     if finding.where:
-        lines = "\n".join(f"{html.escape(line.file)}:{line.line}  │ {html.escape(line.text)}" for line in finding.where)
+        lines = "\n".join(f"{html.escape(name(line.file, line.line))}  │ {html.escape(line.text)}"
+                           for line in finding.where)
         parts.append(f"<pre>{lines}</pre>")
     parts.append(f"<p class='pp-advice'>→ {html.escape(finding.explanation)}</p>")
     return "".join(parts)
@@ -76,17 +85,18 @@ def mismatch_html(m: Mismatch, advise: bool = True) -> str:
     return "".join(parts)
 
 
-def _case(case: CaseResult, advise: bool) -> str:
+def _case(case: CaseResult, advise: bool, name: Namer) -> str:
     if case.passed:
         return f"<p class='pp-ok'>Shape case {html.escape(case.label)}: passed</p>"
     parts = [f"<p><b>Shape case {html.escape(case.label)}:</b> <span class='pp-bad'>failed</span></p>"]
-    parts.extend(_finding(f) for f in case.findings)
+    parts.extend(_finding(f, name) for f in case.findings)
     if case.mismatch is not None:
         parts.append(mismatch_html(case.mismatch, advise))
     return "".join(parts)
 
 
-def render_check(result: CheckResult, puzzle: Puzzle) -> str:
+def render_check(result: CheckResult, puzzle: Puzzle, name: Namer = _place) -> str:
+    """The verdict; `name` says how to name a line of the learner's code (a notebook names cells)."""
     title = f"Puzzle {puzzle.number}: {html.escape(puzzle.title)}"
     footer = f"<p class='pp-dim'>backend {html.escape(result.backend)} · {result.seconds:.2f} s</p>"
     printed = (f"<p class='pp-dim'>Your code printed:</p><pre>{html.escape(result.printed)}</pre>"
@@ -95,9 +105,11 @@ def render_check(result: CheckResult, puzzle: Puzzle) -> str:
         cases = "; ".join(html.escape(c.label) for c in result.cases)
         return (f"{STYLE}<div class='pp-verdict pp-pass'><h3 class='pp-ok'>✓ {title}</h3>"
                 f"<p class='pp-ok'>passed {len(result.cases)} shape cases ({cases})</p>{footer}{printed}</div>")
-    body = [f"<p class='pp-dim'>File: {html.escape(result.file)}</p>"]
-    body.extend(_finding(f) for f in result.findings)
-    body.extend(_case(c, advise=not result.not_started) for c in result.cases)
+    named = name(result.file, 1)  # a notebook cell: "Cell In[3], line 1" -> "Cell In[3]"
+    source = named.split(",")[0] if named != _place(result.file, 1) else result.file
+    body = [f"<p class='pp-dim'>Code: {html.escape(source)}</p>"]
+    body.extend(_finding(f, name) for f in result.findings)
+    body.extend(_case(c, not result.not_started, name) for c in result.cases)
     if result.skipped_cases:
         body.append(f"<p class='pp-dim'>({result.skipped_cases} more shape case(s) not run: fix this one first)</p>")
     return (f"{STYLE}<div class='pp-verdict pp-fail'><h3 class='pp-bad'>✗ {title}</h3>"
