@@ -12,7 +12,7 @@ import json
 
 from pallas_puzzles.report.frames import GOOD, GridView, OperandBoard
 
-CELL = 18  # pixels per block cell
+CELL = 26  # pixels per block cell
 MAX_GRID_WIDTH = 720  # pixels for the row of grid points
 
 STYLE = """
@@ -57,7 +57,8 @@ function show(step){
       if (!b.copied[step]) r.classList.add('reused');
       if (r.dataset.fault) r.classList.add('bad');
       move.textContent = 'block (' + b.index[step].join(', ') + ') \\u2014 ' +
-        (b.copied[step] ? 'copied in' : 'reused from the step before');
+        (b.output ? (b.copied[step] ? 'a new block' : 'the same block as the step before (stays in VMEM)')
+                  : (b.copied[step] ? 'copied in' : 'reused from the step before'));
     }
   });
   document.querySelectorAll('rect.gp').forEach(function(r){
@@ -86,7 +87,7 @@ FAULT_CLASS = {"x": "f-x", "N": "f-N", "?": "f-q"}
 
 
 def _board_svg(k: int, board: OperandBoard) -> str:
-    size = CELL if board.cols <= 40 else max(6, 720 // board.cols)
+    size = min(CELL, max(6, 720 // board.cols))
     rects = []
     for r in range(board.rows):
         for c in range(board.cols):
@@ -132,7 +133,7 @@ def _data(view: GridView) -> str:
     data = {
         "steps": view.steps, "points": [list(p) for p in view.points], "bad": list(view.bad_steps), "fault": view.fault_step,
         "boards": [{"touched": [list(t) if t is not None else None for t in b.touched],
-                    "copied": list(b.copied), "index": [list(i) for i in (b.block_indices or ())]}
+                    "copied": list(b.copied), "output": b.role == "output", "index": [list(i) for i in (b.block_indices or ())]}
                    for b in view.boards],
     }
     return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
