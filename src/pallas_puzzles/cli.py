@@ -120,5 +120,18 @@ def solution(puzzle: PuzzleArgument = None, yes: YesOption = False) -> None:
     _run(lambda out: commands.cmd_solution(out, puzzle, yes, _confirm))
 
 
+@app.command()
+def show(ctx: typer.Context, puzzle: PuzzleArgument = None,
+         solution: Annotated[bool, typer.Option("--solution", help="Show the reference solution's grid.")] = False,
+         case: Annotated[int | None, typer.Option("--case", metavar="K", min=1,
+                                                  help="Shape case K (1-based); default: the first failing one.")] = None,
+         html: Annotated[Path | None, typer.Option("--html", metavar="FILE",
+                                                   help="Write the view as one self-contained HTML page.")] = None,
+         no_open: Annotated[bool, typer.Option("--no-open", help="With --html: do not open a browser.")] = False,
+         backend: BackendOption = None) -> None:
+    """Step through the grid: the block each program reads and writes, and where the output is wrong."""
+    _run(lambda out: commands.cmd_show(out, puzzle, _backend(ctx, backend), solution, case, html, not no_open))
+
+
 def main() -> None:
     app()

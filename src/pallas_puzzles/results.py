@@ -151,6 +151,8 @@ class CaseResult:
     seconds: float = 0.0
     sizes: dict[str, int] = field(default_factory=dict)
     calls: tuple[CallLayout, ...] = ()  # the pallas_calls this case made, in order
+    # The grid points the interpreter ran, every call's in turn; None when the backend compiles.
+    grid_points_run: tuple[tuple[int, ...], ...] | None = None
 
     @property
     def finding(self) -> Finding | None:

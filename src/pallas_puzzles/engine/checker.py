@@ -133,7 +133,9 @@ class _Case:
     def done(self, passed: bool, *findings: Finding, mismatch: Any = None) -> CaseResult:
         return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
                           seconds=time.perf_counter() - self.started, sizes=dict(self.sizes),
-                          calls=tuple(call_reader.layout(record) for record in self.session.calls))
+                          calls=tuple(call_reader.layout(record) for record in self.session.calls),
+                          grid_points_run=tuple(self.session.grid_points) if self.session.backend.interprets
+                          else None)
 
 
 def run_case(case: _Case, entry: Any) -> CaseResult:
@@ -212,16 +214,43 @@ def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mod
     with contextlib.redirect_stdout(printed):
         entry = _load(result, puzzle, learner_file)
         if entry is not None:
-            cases = puzzle.cases_for(TPU if mode is Mode.LOWER else backend)
-            run = lower_case if mode is Mode.LOWER else run_case
-            for index, sizes in enumerate(cases):
-                case = run(_Case(puzzle, sizes, index, backend, learner_file), entry)
-                result.cases.append(case)
-                if not case.passed and fail_fast:
-                    result.skipped_cases = len(cases) - index - 1
-                    break
-            result.passed = (all(c.passed for c in result.cases) and len(result.cases) == len(cases)
-                             and not result.not_started)
+            _run_cases(result, puzzle, entry, learner_file, backend, mode, fail_fast)
+    result.printed = printed.getvalue()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Path, backend: Backend,
+               mode: Mode, fail_fast: bool) -> None:
+    cases = puzzle.cases_for(TPU if mode is Mode.LOWER else backend)
+    run = lower_case if mode is Mode.LOWER else run_case
+    for index, sizes in enumerate(cases):
+        case = run(_Case(puzzle, sizes, index, backend, learner_file), entry)
+        result.cases.append(case)
+        if not case.passed and fail_fast:
+            result.skipped_cases = len(cases) - index - 1
+            break
+    result.passed = (all(c.passed for c in result.cases) and len(result.cases) == len(cases)
+                     and not result.not_started)
+
+
+def check_function(puzzle: Puzzle, entry: Any, backend: Backend, fail_fast: bool = True) -> CheckResult:
+    """Check a launcher already in memory (a notebook cell, a script) in this process: no file to load.
+
+    Findings name lines of the file Python compiled the function from; for a
+    notebook cell that is the cell (IPython keeps its text in linecache).
+    """
+    import inspect
+
+    patch.install()
+    start = time.perf_counter()
+    code = getattr(inspect.unwrap(entry), "__code__", None)
+    learner_file = Path(code.co_filename if code is not None else "<function>")
+    result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(learner_file),
+                         backend=backend.name, passed=False)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        _run_cases(result, puzzle, entry, learner_file, backend, Mode.RUN, fail_fast)
     result.printed = printed.getvalue()
     result.seconds = time.perf_counter() - start
     return result

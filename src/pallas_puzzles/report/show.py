@@ -1,0 +1,71 @@
+"""From a check's result to a grid view: pick the shape case, build the frames, write the page.
+
+Shared by `pallas-puzzles show` and the notebook API's `pp.show`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.report import grid_html
+from pallas_puzzles.report.frames import GridView, build_view
+from pallas_puzzles.results import CaseResult, CheckResult
+
+GENERATOR_MARK = '<meta name="generator" content="pallas-puzzles show">'
+
+
+def pick_case(result: CheckResult, case: int | None) -> CaseResult:
+    """Shape case `case` (1-based), or the first failing case, or the first case."""
+    if not result.cases:
+        finding = result.finding
+        reason = f": {finding.message}" if finding is not None else ""
+        raise UserError(f"Puzzle {result.number} ran no shape case, so there is no grid to show{reason}",
+                        exit_code=1)
+    if case is None:
+        return result.first_failure or result.cases[0]
+    if not 1 <= case <= len(result.cases):
+        ran = len(result.cases)
+        raise UserError(f"There is no shape case {case}: puzzle {result.number} has {ran} "
+                        f"(pick --case 1 to {ran}).")
+    return result.cases[case - 1]
+
+
+def view_of(result: CheckResult, puzzle: Puzzle, case: int | None, max_cells: int = 16) -> GridView:
+    chosen = pick_case(result, case)
+    view = build_view(chosen, f"Puzzle {puzzle.number}: {puzzle.title}", max_cells, max_cells)
+    if view is None:
+        message = chosen.finding.message if chosen.finding is not None else "it made no pallas_call"
+        raise UserError(f"Shape case {chosen.label} has no grid to show: {message}", exit_code=1)
+    return view
+
+
+def page(view: GridView) -> str:
+    return grid_html.render_page(view).replace("<meta charset=\"utf-8\">",
+                                               "<meta charset=\"utf-8\">" + GENERATOR_MARK, 1)
+
+
+def check_target(path: Path) -> Path:
+    """The page's path, once it is known to be writable without losing a file of the user's."""
+    path = path.expanduser()
+    if path.is_dir():
+        raise UserError(f"{path} is a folder; give --html a file name such as {path / 'grid.html'}.")
+    if path.exists():
+        try:
+            ours = GENERATOR_MARK in path.read_text(encoding="utf-8", errors="ignore")[:2000]
+        except OSError:
+            ours = False
+        if not ours:
+            raise UserError(f"{path} already exists and was not written by `pallas-puzzles show`; "
+                            "choose another file name.")
+    if not path.parent.is_dir():
+        raise UserError(f"The folder {path.parent} does not exist; create it or choose another place.")
+    return path
+
+
+def write_page(path: Path, view: GridView) -> Path:
+    """Write the page; a file that is not one of our pages is never overwritten."""
+    path = check_target(path)
+    path.write_text(page(view), encoding="utf-8")
+    return path.resolve()
