@@ -107,6 +107,28 @@ class FindingKind(Enum):
         "The numbers differ. Work one of the first mismatches out by hand from the spec and compare "
         "with what your kernel computes for that element.",
     )
+    SEMAPHORE_STALL = (
+        "semaphore-stall", "waited on a semaphore nothing signals",
+        "A wait ends only when a copy started on that semaphore (or a semaphore_signal) adds to it. "
+        "Start every copy before you wait on it, wait on the semaphore the copy was given, and wait "
+        "once per copy: a second wait for one copy waits for ever.",
+    )
+    DMA_IN_FLIGHT = (
+        "dma-in-flight", "buffer used while a copy into it is in flight",
+        "A started copy may land at any moment until its wait returns. Read a destination only after "
+        "its copy's .wait(), and start a copy only into a buffer (or slot) that nothing still reads: "
+        "with two slots, chunk i+1 goes into the slot that chunk i is not using.",
+    )
+    DMA_SHAPE = (
+        "dma-shape", "copy between different shapes",
+        "A DMA copies a block to a block of the same shape. Slice both sides with .at[...] so that "
+        "they agree, e.g. x_hbm.at[pl.ds(start, rows)] into a scratch buffer of (rows, ...).",
+    )
+    DMA_OVERRUN = (
+        "dma-overrun", "copy runs past the array",
+        "The window a copy reads or writes (ref.at[pl.ds(start, size)]) must lie inside the array: "
+        "start + size <= its length. Check the start of the last chunk.",
+    )
 
     def __init__(self, name: str, label: str, explanation: str) -> None:
         self.id = name

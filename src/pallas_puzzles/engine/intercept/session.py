@@ -30,6 +30,8 @@ class StrictSession:
     backend: Backend
     learner_file: str
     allow_revisits: bool = False
+    cores: int = 1  # simulated TensorCores
+    detect_races: bool = False
     calls: list[CallRecord] = field(default_factory=list)
     grid_points: list[tuple[int, ...]] = field(default_factory=list)
     callback_errors: list[BaseException] = field(default_factory=list)
@@ -45,6 +47,8 @@ class StrictSession:
             out_of_bounds_reads="raise",
             uninitialized_memory="nan",
             grid_point_recorder=self.record_grid_point,
+            num_cores_or_threads=self.cores,
+            detect_races=self.detect_races,
         )
 
 

@@ -1,0 +1,126 @@
+"""Hooks that make the TPU interpreter's DMA and semaphore faults stop fast and name a line.
+
+Three faults the interpreter alone handles badly for a learner:
+- a wait on a semaphore that nothing will ever signal spins forever (it polls
+  every 0.1 s for a failure elsewhere); here it stops once the semaphore has
+  had no pending copy and no change of count for STALL_SECONDS;
+- on jax 0.10 a detected race is only printed; here it raises, as jax 0.12
+  does by default, so the first race stops the kernel with both lines;
+- a copy between refs of different shapes fails deep inside the simulated
+  DMA; here it is refused when the kernel is traced, at the learner's line.
+
+The interpreter's classes are private (jax._src.pallas.mosaic.interpret:
+shared_memory.Semaphore.wait, SharedMemory.check_failed and the module-level
+`print` of race_detection_state), checked on jax 0.10.2 and 0.12.0.1. Nothing
+here changes what a correct kernel computes.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pallas_puzzles.engine.explain.source import learner_call_site
+from pallas_puzzles.engine.intercept.session import StrictViolation, active
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import Finding
+
+STALL_SECONDS = 1.5  # far longer than any pending copy of a puzzle takes to be picked up
+DMA_ID_START = 100  # the interpreter numbers DMAs from 100; cores and devices are small numbers
+
+
+class SemaphoreStall(RuntimeError):
+    """A wait that nothing can end: no copy pending on the semaphore, its count unchanged."""
+
+    def __init__(self, waited_for: int, count: int, is_dma: bool, seconds: float) -> None:
+        super().__init__(f"semaphore wait for {waited_for} with count {count} stalled for {seconds:.1f} s")
+        self.waited_for, self.count, self.is_dma = waited_for, count, is_dma
+
+
+@dataclass
+class _Wait:
+    semaphore: Any
+    value: int
+    core: int
+    is_dma: bool
+    count: int
+    since: float
+
+
+_waits: dict[int, _Wait] = {}  # thread ident -> the wait that thread is in
+
+
+def _watch_wait(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
+        core = int(global_core_id)
+        _waits[threading.get_ident()] = _Wait(self, int(value), core, bool(kwargs.get("has_tasks", False)),
+                                              int(self.count_by_core[core]), time.monotonic())
+        try:
+            return original(self, value, global_core_id, *args, **kwargs)
+        finally:
+            _waits.pop(threading.get_ident(), None)
+
+    return wait
+
+
+def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def check_failed(self: Any) -> Any:
+        original(self)
+        waiting = _waits.get(threading.get_ident())
+        if waiting is None or active.session is None:
+            return
+        count = int(waiting.semaphore.count_by_core[waiting.core])
+        now = time.monotonic()
+        if count != waiting.count or waiting.semaphore.tasks[waiting.core]:
+            waiting.count, waiting.since = count, now  # progress, or a copy that can still signal
+        elif now - waiting.since > STALL_SECONDS:
+            raise SemaphoreStall(waiting.value, count, waiting.is_dma, now - waiting.since)
+
+    return check_failed
+
+
+def _raise_race(*parts: Any, **_: Any) -> None:
+    """Stands in for `print` in jax 0.10's race detector: stop at the first race, as 0.12 does."""
+    raise RuntimeError(" ".join(str(p) for p in parts))
+
+
+def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def copy(src_ref: Any, dst_ref: Any, *args: Any, **kwargs: Any) -> Any:
+        session = active.session
+        src, dst = tuple(getattr(src_ref, "shape", ())), tuple(getattr(dst_ref, "shape", ()))
+        if session is not None and src != dst:
+            line = learner_call_site(session.learner_file)
+            raise StrictViolation(Finding(
+                FindingKind.DMA_SHAPE,
+                f"This copy's source has shape {src} but its destination has shape {dst}.",
+                where=(line,) if line is not None else ()))
+        return original(src_ref, dst_ref, *args, **kwargs)
+
+    return copy
+
+
+_installed = False
+
+
+def install() -> None:
+    """Install the hooks once per process; they act only while a StrictSession is active."""
+    global _installed
+    if _installed:
+        return
+    from jax._src.pallas.mosaic.interpret import race_detection_state, shared_memory
+    from jax.experimental.pallas import tpu as pltpu
+
+    shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
+    shared_memory.SharedMemory.check_failed = _watch_check_failed(shared_memory.SharedMemory.check_failed)
+    race_detection_state.print = _raise_race  # jax 0.12 raises itself and never calls print
+    for name in ("make_async_copy", "async_copy", "sync_copy"):
+        if hasattr(pltpu, name):
+            setattr(pltpu, name, _checked_copy(getattr(pltpu, name)))
+    _installed = True
