@@ -1,6 +1,7 @@
 """Hooks that make the TPU interpreter's DMA and semaphore faults stop fast and name a line.
 
-Three faults the interpreter alone handles badly for a learner:
+Three faults the interpreter alone handles badly for a learner (and one
+thing it cannot run on a CPU without help, emit_pipeline, see below):
 - a wait on a semaphore that nothing will ever signal spins forever (it polls
   every 0.1 s for a failure elsewhere); here it stops once the semaphore has
   had no pending copy and no change of count for STALL_SECONDS;
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pallas_puzzles.engine.explain import lowering
 from pallas_puzzles.engine.explain.source import learner_call_site
 from pallas_puzzles.engine.intercept.session import StrictViolation, active
 from pallas_puzzles.findings import FindingKind
@@ -106,6 +108,29 @@ def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     return copy
 
 
+def _as_if_on_a_tpu(original: Callable[..., Any]) -> Callable[..., Any]:
+    """emit_pipeline asks the chip for its memory tiling, and a CPU has none.
+
+    On the CPU the inner pipeline is traced as if for the TPU that the lowering
+    check targets; jax 0.12's own error message recommends this abstract mesh.
+    """
+    @functools.wraps(original)
+    def emit_pipeline(*args: Any, **kwargs: Any) -> Any:
+        pipeline = original(*args, **kwargs)
+        session = active.session
+        if session is None or not session.backend.interprets:
+            return pipeline
+
+        @functools.wraps(pipeline)
+        def run(*refs: Any, **run_kwargs: Any) -> Any:
+            with lowering.target_tpu():
+                return pipeline(*refs, **run_kwargs)
+
+        return run
+
+    return emit_pipeline
+
+
 _installed = False
 
 
@@ -123,4 +148,5 @@ def install() -> None:
     for name in ("make_async_copy", "async_copy", "sync_copy"):
         if hasattr(pltpu, name):
             setattr(pltpu, name, _checked_copy(getattr(pltpu, name)))
+    pltpu.emit_pipeline = _as_if_on_a_tpu(pltpu.emit_pipeline)
     _installed = True
