@@ -50,6 +50,12 @@ def _copy_lines(exc: BaseException, learner_file: str) -> tuple[SourceLine, ...]
     return tuple(reversed(found))
 
 
+def _kernel_line(session: StrictSession) -> tuple[SourceLine, ...]:
+    """The kernel's own line, for a copy made by Pallas itself (an inner pipeline's)."""
+    line = session.calls[-1].kernel_line if session.calls else None
+    return (line,) if line is not None else ()
+
+
 def _access_line(frame_text: str, learner_file: str) -> SourceLine | None:
     match = _FRAME.match(frame_text.strip())
     if match is None or not same_file(match.group(1), learner_file):
@@ -81,8 +87,7 @@ def _race(text: str, session: StrictSession) -> Finding:
 
 def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
     where = recorded_lines(stall, session.learner_file) or learner_frames(stall, session.learner_file)
-    if not where and session.calls and session.calls[-1].kernel_line is not None:
-        where = (session.calls[-1].kernel_line,)
+    where = where or _kernel_line(session)
     what = (f"a copy of {stall.waited_for} bytes" if stall.is_dma
             else f"a count of {stall.waited_for}")
     return Finding(FindingKind.SEMAPHORE_STALL,
@@ -107,7 +112,8 @@ def explain(exc: BaseException, session: StrictSession) -> Finding | None:
                 return Finding(FindingKind.DMA_OVERRUN,
                                f"A copy {'reads' if direction == 'read' else 'writes'} {window} of an array of shape "
                                f"({shape}): the window runs past its end.",
-                               where=_copy_lines(cause, session.learner_file), detail=text)
+                               where=_copy_lines(cause, session.learner_file) or _kernel_line(session),
+                               detail=text)
             if isinstance(cause, ValueError) and "could not broadcast input array" in text:
                 return Finding(FindingKind.DMA_SHAPE, f"A copy's source and destination differ: {text}.",
                                where=_copy_lines(cause, session.learner_file), detail=text)
