@@ -80,9 +80,14 @@ def _race(text: str, session: StrictSession) -> Finding:
                        f"be writing into it: nothing waited for that copy first.",
                        where=where, detail=text)
     space = lines[0][1].upper() if lines else "memory"
+    cores = sorted({int(core) for *_, core, _frame in accesses})
+    if not where and session.calls:  # the pipeline's own write-back: quote the output index_maps
+        record = session.calls[-1]
+        where = tuple(line for info in record.outputs for line in record.where(info))
     return Finding(FindingKind.RACE,
-                   f"Two cores access the same {space} block with nothing ordering them (one of them writes).",
-                   where=where, detail=text)
+                   f"Cores {' and '.join(map(str, cores))} access the same {space} block with nothing ordering "
+                   f"them, and at least one of them writes it.",
+                   where=tuple(dict.fromkeys(where)), detail=text)
 
 
 def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
