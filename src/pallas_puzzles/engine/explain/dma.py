@@ -11,7 +11,13 @@ from __future__ import annotations
 import re
 import traceback
 
-from pallas_puzzles.engine.explain.source import learner_frames, make_line, recorded_lines, same_file, tracebacks
+from pallas_puzzles.engine.explain.source import (
+    learner_frames,
+    make_line,
+    recorded_lines,
+    same_file,
+    tracebacks,
+)
 from pallas_puzzles.engine.intercept.dma_watch import DMA_ID_START, STALL_SECONDS, SemaphoreStall
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
