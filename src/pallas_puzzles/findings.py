@@ -129,6 +129,11 @@ class FindingKind(Enum):
         "The window a copy reads or writes (ref.at[pl.ds(start, size)]) must lie inside the array: "
         "start + size <= its length. Check the start of the last chunk.",
     )
+    JAX_TOO_OLD = (
+        "jax-too-old", "needs a newer jax",
+        "This puzzle uses Pallas APIs that this jax does not have. Upgrade jax (pip install -U jax; "
+        "the newest releases need a newer Python), or skip to the next puzzle.",
+    )
 
     def __init__(self, name: str, label: str, explanation: str) -> None:
         self.id = name

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pallas_puzzles import versions
 from pallas_puzzles.backends import TPU, Backend, Mode
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.compare import compare
@@ -209,6 +210,10 @@ def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mod
     start = time.perf_counter()
     result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(learner_file),
                          backend=backend.name, passed=False, mode=mode.value)
+    too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
+    if too_old:  # watch mode reaches here; verify refuses earlier with the same sentence
+        result.findings.append(Finding(FindingKind.JAX_TOO_OLD, too_old))
+        return result
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         entry = _load(result, puzzle, learner_file)
