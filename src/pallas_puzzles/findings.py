@@ -113,11 +113,16 @@ class FindingKind(Enum):
         "Start every copy before you wait on it, wait on the semaphore the copy was given, and wait "
         "once per copy: a second wait for one copy waits for ever.",
     )
-    DMA_IN_FLIGHT = (
-        "dma-in-flight", "buffer used while a copy into it is in flight",
-        "A started copy may land at any moment until its wait returns. Read a destination only after "
-        "its copy's .wait(), and start a copy only into a buffer (or slot) that nothing still reads: "
-        "with two slots, chunk i+1 goes into the slot that chunk i is not using.",
+    DMA_READ_BEFORE_WAIT = (
+        "dma-read-before-wait", "read before the copy was waited on",
+        "A started copy may land at any moment until its .wait() returns: before that, its destination "
+        "holds old or uninitialised data. Wait for a copy before the first line that reads its destination.",
+    )
+    DMA_SLOT_IN_USE = (
+        "dma-slot-in-use", "copy started into a slot still being read",
+        "A new copy may overwrite its destination as soon as it starts, so start it only into a buffer "
+        "that nothing reads any more. With two slots, chunk i+1 goes into the slot chunk i is not using: "
+        "slot (i + 1) % 2.",
     )
     DMA_SHAPE = (
         "dma-shape", "copy between different shapes",

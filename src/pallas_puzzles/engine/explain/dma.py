@@ -18,7 +18,12 @@ from pallas_puzzles.engine.explain.source import (
     same_file,
     tracebacks,
 )
-from pallas_puzzles.engine.intercept.dma_watch import DMA_ID_START, STALL_SECONDS, SemaphoreStall
+from pallas_puzzles.engine.intercept.dma_watch import (
+    COPIES_INTO_WINDOW,
+    DMA_ID_START,
+    STALL_SECONDS,
+    SemaphoreStall,
+)
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding, SourceLine
@@ -76,15 +81,25 @@ def _race(text: str, session: StrictSession) -> Finding:
     where = tuple(line for *_, line in lines if line is not None)
     by_copy = [entry for entry in lines if entry[2]]
     by_core = [entry for entry in lines if not entry[2]]
+    if len(by_copy) >= 2:  # two copies into one window, the first not yet waited on
+        starts = [f"line {entry[3].line}" for entry in by_copy if entry[3] is not None]
+        return Finding(FindingKind.DMA_SLOT_IN_USE,
+                       f"Two copies write the same {by_copy[0][1].upper()} window ({' and '.join(starts) or 'in the kernel'})"
+                       f": the second starts before the first's chunk was waited on and used.",
+                       where=where, detail=text)
     if by_copy and by_core:
         copy_line, core = by_copy[0][3], by_core[0]
         verb = "reads" if core[0] == "read" else "writes"
         here = f"line {core[3].line}" if core[3] else "the kernel"
         started = f" started at line {copy_line.line}" if copy_line else ""
-        return Finding(FindingKind.DMA_IN_FLIGHT,
-                       f"{here.capitalize()} {verb} a {core[1].upper()} buffer while the copy{started} may still "
-                       f"be writing into it: nothing waited for that copy first.",
-                       where=where, detail=text)
+        copies = re.search(COPIES_INTO_WINDOW + r"(\d+)", text)
+        if copies and int(copies.group(1)) > 1:
+            return Finding(FindingKind.DMA_SLOT_IN_USE,
+                           f"The copy{started} overwrites a {core[1].upper()} slot whose earlier chunk "
+                           f"{here} still {verb}.", where=where, detail=text)
+        return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
+                       f"{here.capitalize()} {verb} a {core[1].upper()} buffer before the copy{started} into it "
+                       f"was waited on.", where=where, detail=text)
     space = lines[0][1].upper() if lines else "memory"
     cores = sorted({int(core) for *_, core, _frame in accesses})
     if not where and session.calls:  # the pipeline's own write-back: quote the output index_maps

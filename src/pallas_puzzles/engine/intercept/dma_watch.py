@@ -11,14 +11,17 @@ thing it cannot run on a CPU without help, emit_pipeline, see below):
   DMA; here it is refused when the kernel is traced, at the learner's line.
 
 The interpreter's classes are private (jax._src.pallas.mosaic.interpret:
-shared_memory.Semaphore.wait, SharedMemory.check_failed and the module-level
-`print` of race_detection_state), checked on jax 0.10.2 and 0.12.0.1. Nothing
+shared_memory.Semaphore.wait, SharedMemory.check_failed and
+get_random_virtual_device_id, and in
+race_detection_state the module-level `print`, RaceDetectionState.check_read/check_write,
+its `writes` records and _ranges_overlap), checked on jax 0.10.2 and 0.12.0.1. Nothing
 here changes what a correct kernel computes.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +36,7 @@ from pallas_puzzles.results import Finding
 
 STALL_SECONDS = 1.5  # far longer than any pending copy of a puzzle takes to be picked up
 DMA_ID_START = 100  # the interpreter numbers DMAs from 100; cores and devices are small numbers
+COPIES_INTO_WINDOW = "copies into this window so far: "
 
 
 class SemaphoreStall(RuntimeError):
@@ -92,6 +96,54 @@ def _raise_race(*parts: Any, **_: Any) -> None:
     raise RuntimeError(" ".join(str(p) for p in parts))
 
 
+def _access_parts(args: tuple[Any, ...]) -> tuple[Any, Any]:
+    """(buffer key, window) of a check_read/check_write call: jax 0.10 passes (device, core, clock,
+    key, window), jax 0.12 ((device, core), clock, key, window)."""
+    return (args[2], args[3]) if isinstance(args[0], tuple) else (args[3], args[4])
+
+
+def _entry_parts(entry: tuple[Any, ...]) -> tuple[int, Any]:
+    """(writer id, window) of a recorded write: (device, core, clock, window, frame) on jax 0.10,
+    ((device, core), clock, window, frame) on jax 0.12."""
+    return (int(entry[0][0]), entry[2]) if isinstance(entry[0], tuple) else (int(entry[0]), entry[3])
+
+
+def _count_copies(original: Callable[..., Any], overlap: Callable[[Any, Any], bool]) -> Callable[..., Any]:
+    """A race report also says how many copies have written the racing window so far.
+
+    One: the racing copy is the window's first, so the reader did not wait for it. More: the
+    window held an earlier chunk that was still being read when the new copy was started into
+    it (a slot still in use).
+    """
+    @functools.wraps(original)
+    def check(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, *args, **kwargs)
+        except RuntimeError as exc:
+            if "RACE DETECTED" not in str(exc):
+                raise
+            key, window = _access_parts(args)
+            copies = sum(1 for entry in self.writes[key]
+                         if _entry_parts(entry)[0] >= DMA_ID_START and overlap(_entry_parts(entry)[1], window))
+            raise RuntimeError(f"{exc}\n  {COPIES_INTO_WINDOW}{copies}") from None
+
+    return check
+
+
+_dma_numbers = itertools.count()
+
+
+def _next_virtual_core(self: Any) -> int:
+    """Each DMA gets a coordinate of its own in the race detector's vector clocks, in turn.
+
+    The interpreter draws it at random, and by default from a range of one: two copies that share
+    a coordinate look ordered, so a real race between them can go unseen, and a check could pass
+    or fail by chance. Round robin over a wide clock (session.VECTOR_CLOCK_SIZE) is repeatable.
+    """
+    cores = int(self.num_cores)
+    return cores + next(_dma_numbers) % (int(self.vector_clock_size) - cores)
+
+
 def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def copy(src_ref: Any, dst_ref: Any, *args: Any, **kwargs: Any) -> Any:
@@ -143,8 +195,12 @@ def install() -> None:
     from jax.experimental.pallas import tpu as pltpu
 
     shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
+    shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core
     shared_memory.SharedMemory.check_failed = _watch_check_failed(shared_memory.SharedMemory.check_failed)
     race_detection_state.print = _raise_race  # jax 0.12 raises itself and never calls print
+    detector, overlap = race_detection_state.RaceDetectionState, race_detection_state._ranges_overlap
+    detector.check_read = _count_copies(detector.check_read, overlap)
+    detector.check_write = _count_copies(detector.check_write, overlap)
     for name in ("make_async_copy", "async_copy", "sync_copy"):
         if hasattr(pltpu, name):
             setattr(pltpu, name, _checked_copy(getattr(pltpu, name)))
