@@ -44,6 +44,16 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
+# The interpreter's functions that carry out a DMA (the same names on jax 0.10 and 0.12).
+_COPY_FUNCTIONS = frozenset({"execute_read", "execute_write", "execute_read_and_write", "dma_start", "dma_wait"})
+
+
+def _in_a_copy(exc: BaseException) -> bool:
+    """Whether the exception was raised while the interpreter carried out a DMA."""
+    return any(frame.f_code.co_name in _COPY_FUNCTIONS
+               for tb in tracebacks(exc) for frame, _ in traceback.walk_tb(tb))
+
+
 def _copy_lines(exc: BaseException, learner_file: str) -> tuple[SourceLine, ...]:
     """The learner lines of a failed DMA: the lines JAX recorded, else the line that started the copy."""
     lines = recorded_lines(exc, learner_file)
@@ -132,7 +142,7 @@ def explain(exc: BaseException, session: StrictSession) -> Finding | None:
             if "RACE DETECTED" in text:
                 return _race(text[text.index("RACE DETECTED"):], session)
             bounds = _HBM_BOUNDS.search(text)
-            if isinstance(cause, IndexError) and bounds:
+            if isinstance(cause, IndexError) and bounds and _in_a_copy(cause):
                 direction, span, shape = bounds.groups()
                 window = "[" + ", ".join(f"{a}:{b}" for a, b in re.findall(r"slice\((-?\d+), (-?\d+)", span)) + "]"
                 return Finding(FindingKind.DMA_OVERRUN,
@@ -140,7 +150,7 @@ def explain(exc: BaseException, session: StrictSession) -> Finding | None:
                                f"({shape}): the window runs past its end.",
                                where=_copy_lines(cause, session.learner_file) or _kernel_line(session),
                                detail=text)
-            if isinstance(cause, ValueError) and "could not broadcast input array" in text:
+            if isinstance(cause, ValueError) and "could not broadcast input array" in text and _in_a_copy(cause):
                 return Finding(FindingKind.DMA_SHAPE, f"A copy's source and destination differ: {text}.",
                                where=_copy_lines(cause, session.learner_file), detail=text)
             if isinstance(cause, ValueError) and "Out of bound slice" in text:
