@@ -90,3 +90,20 @@ def test_copy_hooks_are_transparent_outside_a_check():
     assert pltpu.make_async_copy.__wrapped__.__name__ == "make_async_copy"
     # No session active: a shape mismatch is left to JAX (here: descriptors are built lazily).
     assert pltpu.make_async_copy(jnp.zeros((2, 8)), jnp.zeros((4, 8)), None) is not None
+
+
+def test_a_stalled_wait_in_the_worker_is_a_finding_and_the_worker_carries_on(tmp_path):
+    """What watch mode sees: a semaphore-stall finding well inside the time limit, the same worker reused."""
+    from pallas_puzzles.worker.client import Worker
+
+    puzzle = load_course().find(30)
+    learner = tmp_path / puzzle.file
+    learner.write_text((REPO / "solutions" / puzzle.file).read_text().replace("copy(s).wait()", "copy(0).wait()"))
+    with Worker("interpret") as worker:
+        worker.start()
+        first = worker._process.pid
+        stalled = worker.check(puzzle, learner)
+        assert stalled.first_failure.kind is FindingKind.SEMAPHORE_STALL
+        assert stalled.seconds < puzzle.limit_seconds
+        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed
+        assert worker._process.pid == first and worker.restarts == 0
