@@ -16,7 +16,8 @@ pieces make that possible:
   (a DMA). ``copy.start()`` sets it going and returns at once; the core is
   free to do other work while it runs. ``copy.wait()`` blocks until the
   semaphore says the data has arrived. Only after the wait may you touch the
-  destination: before it, the buffer holds whatever was there (NaN here).
+  destination: before it, the data may or may not have landed (on hardware
+  it depends on timing; the checker reports any such read).
 
 Source and destination must have the same shape; ``ref.at[...]`` takes a
 window of a ref without copying (``x_hbm.at[pl.ds(8, 16)]``), should you

@@ -8,11 +8,13 @@ empty.
 
 With scalar prefetch (puzzle 18) that becomes a data-dependent BlockSpec.
 Here the groups are padded to whole tiles of ``TM = 8`` rows, and
-``tile_group[t]`` says which expert tile ``t`` belongs to. Program ``(t, j)``
+``tile_group[t]`` says which expert tile ``t`` belongs to. Program ``(j, t)``
 multiplies row tile ``t`` of ``x`` by column block ``j`` of
 ``w[tile_group[t]]``: the weight's index_map *reads the table*, so the
-pipeline fetches the right expert's weights before the program starts, and
-skips the copy when two neighbouring tiles share an expert.
+pipeline fetches the right expert's weights before the program starts.
+The pipeline copies a block only when its index changes from one step to
+the next, so with the tiles on the inner (last) grid axis, consecutive
+tiles of one expert reuse its weight block without copying it again.
 
 Task: ``z[r, :] = x[r, :] @ w[tile_group[r // TM]]`` for ``x`` of shape
 ``(M, K)`` (M a multiple of TM), ``w`` of shape ``(G, K, N)`` and
@@ -49,12 +51,12 @@ def grouped_matmul(tile_group: Int[Array, "T"], x: Float[Array, "M K"], w: Float
         out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=1,
-            grid=(m // TM, pl.cdiv(n, BN)),
+            grid=(pl.cdiv(n, BN), m // TM),  # tiles inner: one expert's tiles reuse its weights
             in_specs=[
-                pl.BlockSpec((TM, k), lambda t, j, groups: (t, 0)),
-                pl.BlockSpec((None, k, BN), lambda t, j, groups: (groups[t], 0, j)),
+                pl.BlockSpec((TM, k), lambda j, t, groups: (t, 0)),
+                pl.BlockSpec((None, k, BN), lambda j, t, groups: (groups[t], 0, j)),
             ],
-            out_specs=pl.BlockSpec((TM, BN), lambda t, j, groups: (t, j)),
+            out_specs=pl.BlockSpec((TM, BN), lambda j, t, groups: (t, j)),
         ),
     )(tile_group, x, w)
 
