@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pallas_puzzles import backends
+from pallas_puzzles import backends, versions
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.metadata import Puzzle, load_course
@@ -58,6 +58,9 @@ def open_progress(out: Output) -> Progress:
 
 
 def require_support(puzzle: Puzzle, backend: Backend) -> None:
+    too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
+    if too_old:
+        raise UserError(too_old)
     if not puzzle.supports(backend):
         idiom = f" ({puzzle.tpu_only_idiom})" if puzzle.tpu_only_idiom else ""
         raise UserError(
@@ -98,7 +101,8 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
             out.info(f"Checking on the {backend.name} backend…")
         if not check_all:
             require_support(puzzles[0], backend)
-        skipped = [p for p in puzzles if not p.supports(backend)]
+        too_new = [p for p in puzzles if versions.missing_requirement(p.number, p.min_jax)]
+        skipped = [p for p in puzzles if not p.supports(backend) or p in too_new]
         jobs = [(p, files[p.number]) for p in puzzles if p not in skipped]
         for (puzzle, _), result in zip(jobs, pool.check_in_order(jobs)):
             results.append(result)
@@ -106,7 +110,9 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
                 terminal.render_result(out.console, result, puzzle)
             if result.passed and not solutions:
                 progress.record_pass(puzzle)
-    for puzzle in skipped:
+    for puzzle in too_new:
+        out.info(f"- puzzle {puzzle.number} skipped: {versions.missing_requirement(puzzle.number, puzzle.min_jax)}")
+    for puzzle in (p for p in skipped if p not in too_new):
         out.info(f"- puzzle {puzzle.number} skipped: it does not run on {backend.name} "
                  f"({', '.join(puzzle.backends)} only)")
     failed = len([r for r in results if not r.passed])

@@ -107,6 +107,38 @@ class FindingKind(Enum):
         "The numbers differ. Work one of the first mismatches out by hand from the spec and compare "
         "with what your kernel computes for that element.",
     )
+    SEMAPHORE_STALL = (
+        "semaphore-stall", "waited on a semaphore nothing signals",
+        "A wait ends only when a copy started on that semaphore (or a semaphore_signal) adds to it. "
+        "Start every copy before you wait on it, wait on the semaphore the copy was given, and wait "
+        "once per copy: a second wait for one copy waits for ever.",
+    )
+    DMA_READ_BEFORE_WAIT = (
+        "dma-read-before-wait", "read before the copy was waited on",
+        "A started copy may land at any moment until its .wait() returns: before that, its destination "
+        "holds old or uninitialised data. Wait for a copy before the first line that reads its destination.",
+    )
+    DMA_SLOT_IN_USE = (
+        "dma-slot-in-use", "copy started into a slot still being read",
+        "A new copy may overwrite its destination as soon as it starts, so start it only into a buffer "
+        "that nothing reads any more. With two slots, chunk i+1 goes into the slot chunk i is not using: "
+        "slot (i + 1) % 2.",
+    )
+    DMA_SHAPE = (
+        "dma-shape", "copy between different shapes",
+        "A DMA copies a block to a block of the same shape. Slice both sides with .at[...] so that "
+        "they agree, e.g. x_hbm.at[pl.ds(start, rows)] into a scratch buffer of (rows, ...).",
+    )
+    DMA_OVERRUN = (
+        "dma-overrun", "copy runs past the array",
+        "The window a copy reads or writes (ref.at[pl.ds(start, size)]) must lie inside the array: "
+        "start + size <= its length. Check the start of the last chunk.",
+    )
+    JAX_TOO_OLD = (
+        "jax-too-old", "needs a newer jax",
+        "This puzzle uses Pallas APIs that this jax does not have. Upgrade jax (pip install -U jax; "
+        "the newest releases need a newer Python), or skip to the next puzzle.",
+    )
 
     def __init__(self, name: str, label: str, explanation: str) -> None:
         self.id = name

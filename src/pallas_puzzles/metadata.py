@@ -56,6 +56,9 @@ class Puzzle:
     time_limit: float = 0.0  # 0: derived from reference_seconds
     reference_seconds: float = 0.0  # what a cold check of the reference solution takes (measured)
     spec: str = ""  # spec module name under pallas_puzzles.specs; defaults to the puzzle name
+    min_jax: str = ""  # the oldest jax whose Pallas has every API the puzzle uses ("" : any)
+    cores: int = 1  # TensorCores the TPU interpreter simulates (parallel grid axes are split over them)
+    detect_races: bool = False  # the interpreter's race detector: DMAs in flight, cores sharing a block
 
     @property
     def label(self) -> str:
@@ -142,6 +145,9 @@ def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
         time_limit=float(raw.get("time_limit", 0.0)),
         reference_seconds=float(raw.get("reference_seconds", 0.0)),
         spec=raw.get("spec", raw["name"]),
+        min_jax=str(raw.get("min_jax", "")),
+        cores=int(raw.get("cores", 1)),
+        detect_races=bool(raw.get("detect_races", False)),
     )
 
 

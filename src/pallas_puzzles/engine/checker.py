@@ -18,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from pallas_puzzles import versions
 from pallas_puzzles.backends import TPU, Backend, Mode
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.compare import compare
 from pallas_puzzles.engine.explain import lowering
 from pallas_puzzles.engine.explain.runtime import diagnose, import_finding, syntax_finding
 from pallas_puzzles.engine.explain.source import make_line, remember_source
-from pallas_puzzles.engine.intercept import call_reader, patch
+from pallas_puzzles.engine.intercept import call_reader, dma_watch, patch
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation, session_scope
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
@@ -128,7 +129,8 @@ class _Case:
         self.label = specs.case_label(sizes)
         self.started = time.perf_counter()
         self.session = StrictSession(backend=backend, learner_file=str(learner_file),
-                                     allow_revisits=puzzle.sequential_grid)
+                                     allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
+                                     detect_races=puzzle.detect_races)
 
     def done(self, passed: bool, *findings: Finding, mismatch: Any = None) -> CaseResult:
         return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
@@ -206,10 +208,10 @@ def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
 def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode = Mode.RUN,
                  fail_fast: bool = True) -> CheckResult:
     """Check a learner's file for one puzzle on one backend (or only lower it for a TPU)."""
-    patch.install()
     start = time.perf_counter()
-    result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(learner_file),
-                         backend=backend.name, passed=False, mode=mode.value)
+    result = _start(puzzle, learner_file, backend, mode)
+    if result.finding is not None:
+        return result
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         entry = _load(result, puzzle, learner_file)
@@ -217,6 +219,18 @@ def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mod
             _run_cases(result, puzzle, entry, learner_file, backend, mode, fail_fast)
     result.printed = printed.getvalue()
     result.seconds = time.perf_counter() - start
+    return result
+
+
+def _start(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode) -> CheckResult:
+    """A fresh result, with the strict checker installed; it holds a finding when this jax is too old."""
+    patch.install()
+    dma_watch.install()
+    result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(learner_file),
+                         backend=backend.name, passed=False, mode=mode.value)
+    too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
+    if too_old:  # watch mode and notebooks reach here; verify refuses earlier with the same sentence
+        result.findings.append(Finding(FindingKind.JAX_TOO_OLD, too_old))
     return result
 
 
@@ -242,12 +256,12 @@ def check_function(puzzle: Puzzle, entry: Any, backend: Backend, fail_fast: bool
     """
     import inspect
 
-    patch.install()
     start = time.perf_counter()
     code = getattr(inspect.unwrap(entry), "__code__", None)
     learner_file = Path(code.co_filename if code is not None else "<function>")
-    result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(learner_file),
-                         backend=backend.name, passed=False)
+    result = _start(puzzle, learner_file, backend, Mode.RUN)
+    if result.finding is not None:
+        return result
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         _run_cases(result, puzzle, entry, learner_file, backend, Mode.RUN, fail_fast)

@@ -214,7 +214,7 @@ def _list_row(progress: Progress, puzzle: Puzzle) -> tuple[str, Text, Text, str,
         status = Text("unsolved", style="yellow")
     marker = "▶ " if puzzle == progress.current else ""
     missing = [b.name for b in backends.REGISTRY.values() if not puzzle.supports(b)]
-    runs_on = "all" if not missing else "no " + "/".join(missing)
+    runs_on = ("all" if not missing else "no " + "/".join(missing)) + (f", jax>={puzzle.min_jax}" if puzzle.min_jax else "")
     if puzzle.tpu_only_idiom:
         runs_on += "*"
     link = Text(puzzle.file, style=f"cyan link file://{progress.exercise(puzzle).resolve()}")

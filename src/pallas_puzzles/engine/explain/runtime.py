@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from pallas_puzzles.engine.explain import dma
 from pallas_puzzles.engine.explain.meanings import plain_meaning
 from pallas_puzzles.engine.explain.source import learner_frames, recorded_lines
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
@@ -93,6 +94,9 @@ def diagnose(exc: BaseException, session: StrictSession) -> Finding:
     """Explain an exception raised while running one shape case."""
     if isinstance(exc, StrictViolation):
         return exc.finding
+    copy_fault = dma.explain(exc, session)  # manual copies and semaphores (explain/dma.py)
+    if copy_fault is not None:
+        return copy_fault
     if session.callback_errors:
         return _from_callback_error(session.callback_errors[0], session)
     text = str(exc)

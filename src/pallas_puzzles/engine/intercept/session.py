@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from pallas_puzzles.engine.intercept.call_reader import CallRecord
 
 
+# Room in the race detector's clocks for the cores and the copies in flight (see dma_watch).
+VECTOR_CLOCK_SIZE = 64
+
+
 class StrictViolation(Exception):
     """A fault found before or while a kernel runs, already explained."""
 
@@ -30,6 +34,8 @@ class StrictSession:
     backend: Backend
     learner_file: str
     allow_revisits: bool = False
+    cores: int = 1  # simulated TensorCores
+    detect_races: bool = False
     calls: list[CallRecord] = field(default_factory=list)
     grid_points: list[tuple[int, ...]] = field(default_factory=list)
     callback_errors: list[BaseException] = field(default_factory=list)
@@ -45,6 +51,11 @@ class StrictSession:
             out_of_bounds_reads="raise",
             uninitialized_memory="nan",
             grid_point_recorder=self.record_grid_point,
+            num_cores_or_threads=self.cores,
+            detect_races=self.detect_races,
+            # A copy lands when it starts, so a read that does not wait for it sees the race at once.
+            dma_execution_mode="eager" if self.detect_races else "on_wait",
+            vector_clock_size=VECTOR_CLOCK_SIZE if self.detect_races else None,
         )
 
 

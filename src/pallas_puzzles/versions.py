@@ -1,0 +1,53 @@
+"""Which jax this environment has, and whether a puzzle's APIs exist in it.
+
+Read from the installed package's metadata, so the CLI can answer without
+importing jax. jax 0.11 dropped Python 3.11: a puzzle that needs jax 0.11 or
+newer also needs Python 3.12 or newer, and the sentence says so.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from importlib import metadata
+
+# The oldest Python that pip resolves each jax minor release (and newer) on.
+_PYTHON_FOR_JAX: tuple[tuple[tuple[int, int], str], ...] = (((0, 11), "3.12"), ((0, 0), "3.11"))
+
+
+def parse(version: str) -> tuple[int, ...]:
+    """'0.12.0.1' -> (0, 12, 0, 1); a suffix such as 'rc1' or '.dev2025' ends the number."""
+    parts: list[int] = []
+    for piece in version.split("."):
+        digits = re.match(r"\d+", piece)
+        if digits is None:
+            break
+        parts.append(int(digits.group()))
+        if digits.group() != piece:
+            break
+    return tuple(parts)
+
+
+def installed_jax() -> str | None:
+    try:
+        return metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def python_for(min_jax: str) -> str:
+    wanted = parse(min_jax)[:2]
+    return next(python for release, python in _PYTHON_FOR_JAX if wanted >= release)
+
+
+def missing_requirement(number: int, min_jax: str, have: str | None = None) -> str | None:
+    """One sentence when this environment's jax is older than `min_jax`, else None."""
+    if not min_jax:
+        return None
+    have = have if have is not None else installed_jax()
+    if have is not None and parse(have) >= parse(min_jax):
+        return None
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    found = f"jax {have}" if have else "no jax"
+    return (f"Puzzle {number} needs jax {min_jax} or newer (on Python {python_for(min_jax)} or newer); "
+            f"this environment has {found} on Python {python}.")
