@@ -6,9 +6,10 @@ cannot restart, a broken pipe) is handed to the caller, who raises it.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pallas_puzzles.backends import Backend, Mode
@@ -16,6 +17,26 @@ from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.worker.client import Worker
+
+# How many checkers run at once. A check is one single-threaded compile after
+# another, so more than one checker per core only adds waiting; and each
+# checker holds its own JAX (about WORKER_MIB at its peak over the whole course,
+# measured with bench/bench.py), so a run stays within MEMORY_BUDGET_MIB for the
+# whole process tree: the CLI and its checkers together.
+MAX_WORKERS = 4
+WORKER_MIB = 230
+CLI_MIB = 60
+MEMORY_BUDGET_MIB = 500
+
+
+def pool_size(jobs: int, cores: int | None = None) -> int:
+    """Checkers for `jobs` puzzles: no more than the jobs, the cores or the memory budget allow."""
+    by_memory = (MEMORY_BUDGET_MIB - CLI_MIB) // WORKER_MIB
+    return max(1, min(jobs, cores or os.cpu_count() or 1, MAX_WORKERS, by_memory))
+
+
+JobStarted = Callable[[Puzzle], None]
+JobDone = Callable[[Puzzle, CheckResult], None]
 
 
 class WorkerPool:
@@ -47,8 +68,13 @@ class WorkerPool:
         assert backend is not None
         return backend
 
-    def check_in_order(self, jobs: list[tuple[Puzzle, Path]], fail_fast: bool = True) -> Iterator[CheckResult]:
-        """Yield each job's result in the order given, as soon as it and those before it are done."""
+    def check_in_order(self, jobs: list[tuple[Puzzle, Path]], fail_fast: bool = True,
+                       on_start: JobStarted | None = None, on_done: JobDone | None = None) -> Iterator[CheckResult]:
+        """Yield each job's result in the order given, as soon as it and those before it are done.
+
+        `on_start` and `on_done` are called from the worker threads as each job
+        starts and ends, in whatever order that happens (for a progress view).
+        """
         results: list[CheckResult | None] = [None] * len(jobs)
         done = [threading.Event() for _ in jobs]
         failures: list[BaseException] = []
@@ -64,7 +90,11 @@ class WorkerPool:
                     except queue.Empty:
                         return
                     puzzle, file = jobs[index]
-                    results[index] = worker.check(puzzle, file, fail_fast=fail_fast)
+                    if on_start is not None:
+                        on_start(puzzle)
+                    results[index] = result = worker.check(puzzle, file, fail_fast=fail_fast)
+                    if on_done is not None:
+                        on_done(puzzle, result)
                     done[index].set()
             except BaseException as exc:  # raised in the caller's thread, below
                 failures.append(exc)
