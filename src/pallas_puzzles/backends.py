@@ -136,8 +136,13 @@ def prepare_environment(requested: str, mode: Mode) -> None:
     use_fast_compile_flags()
 
 
+FAST_COMPILE_VARIABLE = "PALLAS_PUZZLES_FAST_COMPILE"  # "0" turns the flags off (to compare, or to rule them out)
+
+
 def use_fast_compile_flags() -> None:
     """Add the tested XLA flags to this process's XLA_FLAGS; before jax is imported."""
+    if os.environ.get(FAST_COMPILE_VARIABLE, "").strip() == "0":
+        return
     flags = fast_compile_flags(_installed_jaxlib())
     if flags:
         os.environ["XLA_FLAGS"] = with_flags(os.environ.get("XLA_FLAGS", ""), flags)

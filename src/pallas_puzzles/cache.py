@@ -50,6 +50,7 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+@functools.cache
 def _version(distribution: str) -> str:
     try:
         return metadata.version(distribution)
@@ -81,10 +82,19 @@ def backend_identity(requested: str, mode: Mode) -> str | None:
     return f"{requested} with {','.join(plugins) or 'no plugin'}"
 
 
-def _stub_bytes(puzzle: Puzzle) -> bytes:
+@functools.cache
+def _stubs() -> Path | None:
     try:
-        return (course_dir("exercises") / puzzle.file).read_bytes()
-    except (UserError, OSError):
+        return course_dir("exercises")
+    except UserError:
+        return None
+
+
+def _stub_bytes(puzzle: Puzzle) -> bytes:
+    stubs = _stubs()
+    try:
+        return (stubs / puzzle.file).read_bytes() if stubs is not None else b""
+    except OSError:
         return b""
 
 
@@ -103,6 +113,14 @@ class ResultCache:
         self.mode = mode
         self.fail_fast = fail_fast
 
+    @functools.cached_property
+    def _context_digest(self) -> str:
+        """What every key of this cache shares: code, versions, backend, mode, options, environment."""
+        environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES))
+        parts = [code_fingerprint(), sys.version, _version("jax"), _version("jaxlib"), str(self.backend),
+                 self.mode.value, str(self.fail_fast), repr(environment)]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
     @property
     def resolved(self) -> Backend | None:
         """The backend checks will run on, when it is known without starting a checker."""
@@ -118,13 +136,7 @@ class ResultCache:
             content = file.read_bytes()
         except OSError:
             return None
-        environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES))
-        parts = [
-            str(file.resolve()), str(puzzle.number), code_fingerprint(), sys.version,
-            _version("jax"), _version("jaxlib"), self.backend, self.mode.value, str(self.fail_fast),
-            repr(environment),
-        ]
-        digest = hashlib.sha256("\0".join(parts).encode())
+        digest = hashlib.sha256("\0".join([self._context_digest, str(file.resolve()), str(puzzle.number)]).encode())
         digest.update(b"\0stub\0" + _stub_bytes(puzzle))
         digest.update(b"\0file\0" + content)
         return digest.hexdigest()
