@@ -45,6 +45,22 @@ def _start(requested: str, mode: Mode) -> Ready | StartFailed:
     return Ready(backend.name, warning)
 
 
+def forget_compiled() -> None:
+    """Drop JAX's in-memory caches when the checker moves on to another puzzle.
+
+    Programs compiled for one puzzle are never reused by the next (each check
+    traces a fresh module), yet they pile up: over the whole course a checker
+    grows from about 220 MiB to 450 MiB without this, and stays near 270 MiB
+    with it. Checks of the same puzzle (watch mode's saves) keep the caches.
+    """
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
+
+
 def serve(channel: Channel, requested: str, mode: Mode) -> None:
     started = _start(requested, mode)
     channel.send(started)
@@ -56,6 +72,7 @@ def serve(channel: Channel, requested: str, mode: Mode) -> None:
     from pallas_puzzles.metadata import load_course
 
     course = load_course()
+    previous: int | None = None  # the puzzle checked last
     while True:
         try:
             message = channel.recv()
@@ -64,6 +81,9 @@ def serve(channel: Channel, requested: str, mode: Mode) -> None:
         if isinstance(message, Stop) or not isinstance(message, CheckRequest):
             return
         puzzle = course.find(message.number)
+        if previous is not None and previous != puzzle.number:
+            forget_compiled()
+        previous = puzzle.number
         try:
             result = check_puzzle(puzzle, Path(message.file), backend, mode, fail_fast=message.fail_fast)
         except Exception:  # a bug of ours: report it rather than die silently

@@ -19,12 +19,16 @@ from pallas_puzzles.results import CheckResult
 from pallas_puzzles.worker.client import Worker
 
 # How many checkers run at once. A check is one single-threaded compile after
-# another, so more than one checker per core only adds waiting; and each
-# checker holds its own JAX (about WORKER_MIB at its peak over the whole course,
-# measured with bench/bench.py), so a run stays within MEMORY_BUDGET_MIB for the
-# whole process tree: the CLI and its checkers together.
+# another, so more than one checker per core only adds waiting. Memory is the
+# other bound: the CLI and its checkers together stay within MEMORY_BUDGET_MIB.
+# Measured on the whole course with bench/bench.py (jax 0.10.2, checkers that
+# drop JAX's caches between puzzles): the CLI with two checkers peaks at about
+# 320 MiB of proportional set size (PSS: the JAX libraries' pages, shared by the
+# checkers, counted once), i.e. about WORKER_MIB per checker beside CLI_MIB.
+# Summed resident sizes count those shared pages once per checker: ~300 MiB for
+# one checker, ~550 MiB for two.
 MAX_WORKERS = 4
-WORKER_MIB = 230
+WORKER_MIB = 140
 CLI_MIB = 60
 MEMORY_BUDGET_MIB = 500
 
