@@ -143,7 +143,13 @@ def save_to_verdict(saves: int) -> list[float]:
 
     from pallas_puzzles.metadata import load_course
     from pallas_puzzles.progress import Progress
-    from pallas_puzzles.watch import EventQueue, PuzzleFileHandler, QuitEvent, WatchLoop, start_observer
+    from pallas_puzzles.watch import (
+        EventQueue,
+        PuzzleFileHandler,
+        QuitEvent,
+        WatchLoop,
+        start_observer,
+    )
     from pallas_puzzles.worker.client import Worker
     from pallas_puzzles.workspace import init_workspace
 
