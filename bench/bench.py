@@ -1,14 +1,24 @@
 """Benchmarks for pallas-puzzles (figures, not pass/fail tests).
 
-    python bench/bench.py [--saves 20] [--runs 3]
+    python bench/bench.py [--saves 20] [--runs 3] [--peer "CMD"] [--peer-cwd DIR]
 
 Prints, on this machine, in one run:
-  1. cold `pallas-puzzles verify 1` wall time on a fresh workspace's stub (median of --runs),
+  1. cold `pallas-puzzles verify 1` on a fresh workspace's stub (median of --runs; the
+     result cache is emptied before each run, JAX's compilation cache is left as a learner has it),
   2. watch-mode save-to-verdict latency over --saves saves (median and p90): a real
      watchdog observer, the 200 ms debounce, the long-lived worker and the checker,
-  3. `verify --all --solutions` restricted to the 12 seed puzzles, cold (worker start included),
-     and the real command over the whole course,
-and each beside the baseline from DESIGN.md as a ratio (ours / baseline; < 1 is faster).
+  3. `verify --all --solutions` over puzzles 1-12 (what the peer's `-a` covers), cold,
+  4. the real `verify --all --solutions` over the whole course: cold, then re-run unchanged,
+     then after editing one file, each with the whole process tree's peak memory.
+
+With --peer, the peer is measured in the same run and each figure is printed beside it as a
+ratio (ours / peer; < 1 is faster). CMD is run by the shell with `-p 1` or `-a` appended, in
+--peer-cwd. The peer is Triton-Puzzles-Lite (https://github.com/SiriusNEO/Triton-Puzzles-Lite),
+set up as its README says for a CPU: a CPU-only torch build (`pip install torch --index-url
+https://download.pytorch.org/whl/cpu`), `triton==3.1.0`, `numpy<2`, and its interpreter switched
+on with TRITON_INTERPRET=1, e.g.
+    --peer "TRITON_INTERPRET=1 python puzzles.py" --peer-cwd ~/Triton-Puzzles-Lite
+Timings on a loaded machine are noisy: compare ratios from one run, and note the load printed.
 """
 
 from __future__ import annotations
@@ -23,24 +33,107 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BASELINE_COLD_VERIFY = 1.9  # s, TRITON_INTERPRET=1 python puzzles.py -p N (Triton-Puzzles-Lite), median
-BASELINE_CHECK_ALL = 3.6  # s, Triton-Puzzles-Lite -a over its 12 puzzles
-TARGET_SAVE_TO_VERDICT = 0.5  # s, median
+
+
+class TreePeak:
+    """Samples the memory of a process and all its descendants (Linux /proc), keeping the peaks.
+
+    Two sums: resident set sizes (RSS; counts the JAX libraries that every checker maps once
+    per process) and proportional set sizes (PSS; a page shared by n processes counts 1/n,
+    so the sum is the memory the tree really occupies).
+    """
+
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        self.pid, self.interval = pid, interval
+        self.rss = self.pss = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _tree(self) -> set[int]:
+        parents: dict[int, int] = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    with open(f"/proc/{entry.name}/stat") as stat:
+                        parents[int(entry.name)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    pass
+        tree, frontier = {self.pid}, [self.pid]
+        while frontier:
+            parent = frontier.pop()
+            children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+            tree.update(children)
+            frontier.extend(children)
+        return tree
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            rss = pss = 0
+            for pid in self._tree():
+                try:
+                    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                        fields = dict(line.split(":", 1) for line in rollup if line.count(":") == 1)
+                    rss += int(fields["Rss"].split()[0]) * 1024
+                    pss += int(fields["Pss"].split()[0]) * 1024
+                except (OSError, KeyError, ValueError):
+                    pass
+            self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
+            self._stop.wait(self.interval)
+
+    def stop(self) -> tuple[float, float]:
+        """Stop sampling; the peaks (RSS sum, PSS sum) in MiB."""
+        self._stop.set()
+        self._thread.join()
+        return self.rss / 2**20, self.pss / 2**20
+
+
+def timed(command: Sequence[str] | str, cwd: Path, shell: bool = False) -> tuple[float, tuple[float, float], int, str]:
+    """(seconds, peak MiB of the process tree as (RSS, PSS), exit code, output tail) of one command."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, shell=shell, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    peak = TreePeak(process.pid)
+    output, _ = process.communicate()
+    elapsed = time.perf_counter() - start
+    return elapsed, peak.stop(), process.returncode, output[-3000:]
+
+
+def ours(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pallas_puzzles", *args]
+
+
+def fresh_workspace(tmp: str) -> Path:
+    subprocess.run(ours("init", "ws"), cwd=tmp, check=True, capture_output=True)
+    return Path(tmp) / "ws"
+
+
+def forget_results(workspace: Path) -> None:
+    shutil.rmtree(workspace / ".pallas_puzzles" / "results", ignore_errors=True)
 
 
 def cold_verify(runs: int) -> list[float]:
     times = []
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pallas_puzzles", "init", "ws"], cwd=tmp, check=True, capture_output=True)
+        workspace = fresh_workspace(tmp)
         for _ in range(runs):
-            start = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "pallas_puzzles", "verify", "1", "--backend", "interpret"],
-                                  cwd=Path(tmp) / "ws", capture_output=True, text=True)
-            times.append(time.perf_counter() - start)
-            assert done.returncode == 1, done.stdout + done.stderr
+            forget_results(workspace)
+            seconds, _, code, output = timed(ours("verify", "1", "--backend", "interpret"), workspace)
+            assert code == 1, output
+            times.append(seconds)
+    return times
+
+
+def peer_runs(command: str, cwd: Path, flag: str, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        seconds, _, code, output = timed(f"{command} {flag}", cwd, shell=True)
+        assert code == 0, f"the peer failed ({command} {flag}):\n{output}"
+        times.append(seconds)
     return times
 
 
@@ -68,6 +161,7 @@ def save_to_verdict(saves: int) -> list[float]:
         progress.move_to(course.find(2))
         target = ws.exercises / "02_constant_add_blocked.py"
         # A learner's wrong attempt: the grid rounds down, so a check fails on its first case.
+        # Every save has new content, so no verdict comes from the result cache.
         solution = (REPO / "solutions" / "02_constant_add_blocked.py").read_text()
         wrong = solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
         assert wrong != solution
@@ -96,35 +190,50 @@ def save_to_verdict(saves: int) -> list[float]:
     return latencies
 
 
-def check_all_seed() -> float:
-    """What `verify --all --solutions` does (one worker per core), over puzzles 1-12 only."""
-    script = (
-        "import os\n"
-        "from pallas_puzzles.metadata import load_course\n"
-        "from pallas_puzzles.worker.pool import WorkerPool\n"
-        "from pallas_puzzles.workspace import reference_solution\n"
-        "course = load_course()\n"
-        "jobs = [(p, reference_solution(p)) for p in course.puzzles if 1 <= p.number <= 12]\n"
-        "with WorkerPool('interpret', min(os.cpu_count() or 1, 4)) as pool:\n"
-        "    pool.start()\n"
-        "    for (p, _), r in zip(jobs, pool.check_in_order(jobs)):\n"
-        "        assert r.passed, (p.number, r)\n"
-    )
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", script], check=True)
-    return time.perf_counter() - start
+SEED_SCRIPT = """
+import os
+from pallas_puzzles.metadata import load_course
+from pallas_puzzles.worker.pool import WorkerPool
+from pallas_puzzles.workspace import reference_solution
+try:
+    from pallas_puzzles.worker.pool import pool_size
+except ImportError:  # the code before issue 13
+    def pool_size(jobs): return min(jobs, os.cpu_count() or 1, 4)
+jobs = [(p, reference_solution(p)) for p in load_course().puzzles if 1 <= p.number <= 12]
+with WorkerPool('interpret', pool_size(len(jobs))) as pool:
+    pool.start()
+    for (p, _), r in zip(jobs, pool.check_in_order(jobs)):
+        assert r.passed, (p.number, r)
+"""
 
 
-def check_all_command() -> float:
-    """The real `pallas-puzzles verify --all --solutions` over the whole course."""
+def check_all_seed() -> tuple[float, tuple[float, float]]:
+    """What `verify --all --solutions` does, over puzzles 1-12 only: (seconds, peak MiB as RSS, PSS)."""
+    seconds, peak, code, output = timed([sys.executable, "-c", SEED_SCRIPT], REPO)
+    assert code == 0, output
+    return seconds, peak
+
+
+def check_all_command() -> dict[str, tuple[float, tuple[float, float]]]:
+    """The real `verify --all --solutions` over the whole course: cold, unchanged, one file edited."""
+    figures = {}
+    command = ours("verify", "--all", "--solutions", "--backend", "interpret")
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pallas_puzzles", "init", "ws"], cwd=tmp, check=True, capture_output=True)
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pallas_puzzles", "verify", "--all", "--solutions", "--backend", "interpret"],
-                              cwd=Path(tmp) / "ws", capture_output=True, text=True)
-        elapsed = time.perf_counter() - start
-        assert done.returncode == 0, done.stdout[-3000:]
-    return elapsed
+        workspace = fresh_workspace(tmp)
+        for label in ("cold", "unchanged re-run"):
+            seconds, peak, code, output = timed(command, workspace)
+            assert code == 0, output
+            figures[label] = (seconds, peak)
+        # `--solutions` checks the course's own files: edit one puzzle's file in the workspace instead.
+        command = ours("verify", "--all", "--backend", "interpret")
+        timed(command, workspace)  # every learner stub judged once (they fail)
+        from pallas_puzzles.metadata import load_course
+
+        exercise = workspace / "exercises" / load_course().find(5).file
+        exercise.write_text(exercise.read_text() + "\n# an edit\n")
+        seconds, peak, code, output = timed(command, workspace)
+        figures["one file edited"] = (seconds, peak)
+    return figures
 
 
 def p90(values: list[float]) -> float:
@@ -132,25 +241,47 @@ def p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
 
 
+def memory(peak: tuple[float, float]) -> str:
+    return f"tree peak {peak[0]:.0f} MiB RSS, {peak[1]:.0f} MiB PSS"
+
+
+def ratio(value: float, peer: float | None) -> str:
+    return f"   peer {peer:.2f} s   ratio {value / peer:.2f}" if peer else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--peer", help="the peer's command; `-p 1` and `-a` are appended (run by the shell)")
+    parser.add_argument("--peer-cwd", type=Path, default=Path.cwd(), help="where the peer's command runs")
     args = parser.parse_args()
-    shutil.rmtree(Path(tempfile.gettempdir()) / "pallas-puzzles-bench", ignore_errors=True)
+    # A benchmark measures; on a loaded machine the puzzles' own time limits could stop a check.
+    os.environ.setdefault("PALLAS_PUZZLES_TIME_LIMIT", "600")
 
-    cold = cold_verify(args.runs)
+    load = os.getloadavg()
+    peer_one = peer_all = None
+    if args.peer:
+        peer_one = statistics.median(peer_runs(args.peer, args.peer_cwd, "-p 1", args.runs))
+        peer_all = statistics.median(peer_runs(args.peer, args.peer_cwd, "-a", 1))
+    cold = statistics.median(cold_verify(args.runs))
     latencies = save_to_verdict(args.saves)
-    check_all = check_all_seed()
-    whole_course = check_all_command()
+    seed, seed_peak = check_all_seed()
+    course = check_all_command()
+    load_after = os.getloadavg()
 
-    cold_median = statistics.median(cold)
-    watch_median = statistics.median(latencies)
-    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, jax {__import__('jax').__version__}")
-    print(f"cold verify 1 (stub, {args.runs} runs):   median {cold_median:.2f} s   baseline {BASELINE_COLD_VERIFY:.1f} s   ratio {cold_median / BASELINE_COLD_VERIFY:.2f}")
-    print(f"save-to-verdict ({len(latencies)} saves):      median {watch_median:.2f} s   p90 {p90(latencies):.2f} s   target < {TARGET_SAVE_TO_VERDICT:.1f} s   ratio {watch_median / TARGET_SAVE_TO_VERDICT:.2f}")
-    print(f"verify --all, seed puzzles 1-12 (cold): {check_all:.2f} s   baseline {BASELINE_CHECK_ALL:.1f} s   ratio {check_all / BASELINE_CHECK_ALL:.2f}")
-    print(f"verify --all --solutions, whole course ({len(__import__('pallas_puzzles.metadata', fromlist=['x']).load_course().puzzles)} puzzles, every shape case): {whole_course:.2f} s")
+    import jax
+
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, jax {jax.__version__}, "
+          f"load {load[0]:.2f} before, {load_after[0]:.2f} after (1-min average)")
+    print(f"cold verify 1 (stub, median of {args.runs}):  {cold:.2f} s{ratio(cold, peer_one)}")
+    print(f"save-to-verdict ({len(latencies)} saves):       median {statistics.median(latencies):.2f} s   "
+          f"p90 {p90(latencies):.2f} s")
+    print(f"verify --all, puzzles 1-12 (cold):    {seed:.2f} s   {memory(seed_peak)}{ratio(seed, peer_all)}")
+    for label, (seconds, peak) in course.items():
+        print(f"verify --all, whole course, {label + ':':18s} {seconds:.2f} s   {memory(peak)}")
+    if not args.peer:
+        print("(no --peer given: no ratios; see the docstring for the peer's set-up)")
 
 
 if __name__ == "__main__":

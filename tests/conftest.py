@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pallas_puzzles import backends
 from pallas_puzzles.metadata import Course, load_course
+
+# Checks made in this process compile with the checker process's XLA options.
+backends.use_fast_compile_flags()
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from enum import Enum
+from importlib import metadata
 from pathlib import Path
 
 from pallas_puzzles.errors import UserError
@@ -91,11 +93,72 @@ def jax_version_verdict(version: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+# XLA options that make the checker's programs cheap to compile. The strict
+# interpreter's programs hold host callbacks and are compiled once per shape case,
+# so XLA's optimisation passes cost far more than they could ever save at run
+# time. An XLA flag that a jaxlib does not know aborts the process on its first
+# compile, so each set is keyed by the jaxlib release it was tested on (the whole
+# course and tests/mistakes.toml give the same verdicts with it); any other
+# release gets none. jaxlib 0.12 dropped the fusion-emitter switch.
+_COMMON_FAST_COMPILE = ("--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true")
+FAST_COMPILE_FLAGS: dict[tuple[int, int], tuple[str, ...]] = {
+    (0, 10): (*_COMMON_FAST_COMPILE, "--xla_cpu_use_fusion_emitters=false"),
+    (0, 12): _COMMON_FAST_COMPILE,
+}
+
+
+def _installed_jaxlib() -> str | None:
+    try:
+        return metadata.version("jaxlib")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def fast_compile_flags(jaxlib_version: str | None) -> tuple[str, ...]:
+    """The XLA flags tested with this jaxlib release; none for an untested one."""
+    if jaxlib_version is None:
+        return ()
+    return FAST_COMPILE_FLAGS.get(_version_tuple(jaxlib_version)[:2], ())
+
+
+def with_flags(existing: str, flags: tuple[str, ...]) -> str:
+    """XLA_FLAGS with `flags` added, except those the user already set (theirs win)."""
+    present = {token.split("=", 1)[0] for token in existing.split()}
+    added = [flag for flag in flags if flag.split("=", 1)[0] not in present]
+    return " ".join([*existing.split(), *added])
+
+
 def prepare_environment(requested: str, mode: Mode) -> None:
     """Set before jax is imported: the CPU-only checks never touch an accelerator."""
     if requested == INTERPRET.name or mode is Mode.LOWER:
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    use_fast_compile_flags()
+
+
+FAST_COMPILE_VARIABLE = "PALLAS_PUZZLES_FAST_COMPILE"  # "0" turns the flags off (to compare, or to rule them out)
+
+
+def use_fast_compile_flags() -> None:
+    """Add the tested XLA flags to this process's XLA_FLAGS; before jax is imported."""
+    if os.environ.get(FAST_COMPILE_VARIABLE, "").strip() == "0":
+        return
+    flags = fast_compile_flags(_installed_jaxlib())
+    if flags:
+        os.environ["XLA_FLAGS"] = with_flags(os.environ.get("XLA_FLAGS", ""), flags)
+
+
+# Checked on jax 0.10.2 and 0.12.0.1: lowering any interpreted pallas_call imports
+# Pallas's Mosaic GPU interpreter just to test whether the call asked for it
+# (jax/_src/pallas/pallas_call.py); that costs about 0.35 s (a failing import on
+# a CPU-only 0.10) to 1.9 s (0.12) in a fresh worker. JAX treats an ImportError
+# there as "not asked for", so the interpret backend makes that import fail fast.
+_GPU_INTERPRETER = "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"
+
+
+def skip_gpu_interpreter() -> None:
+    """On the interpret backend only: never load the GPU interpreter (nothing there uses it)."""
+    sys.modules.setdefault(_GPU_INTERPRETER, None)  # type: ignore[arg-type]
 
 
 def configure_jax() -> None:

@@ -6,7 +6,6 @@ rules live in `progress`, output in `report`: a command only wires them up.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,12 +19,14 @@ from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.metadata import Puzzle, load_course
 from pallas_puzzles.progress import Progress
 from pallas_puzzles.report import json_view, terminal
+from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
+from pallas_puzzles.runs import Run
+from pallas_puzzles.runs import check_all as check_all_puzzles
 from pallas_puzzles.state import fresh_state, save_state
 from pallas_puzzles.workspace import find_workspace, init_workspace, reference_solution
 
 Confirm = Callable[[str], bool]
-MAX_WORKERS = 4  # checks are dominated by single-threaded compiles: one worker per core, at most this
 
 
 @dataclass(frozen=True)
@@ -84,40 +85,36 @@ def cmd_init(out: Output, directory: Path) -> int:
 
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
                mode: Mode = Mode.RUN) -> int:
-    from pallas_puzzles.worker.pool import WorkerPool
-
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
     files = {p.number: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
-    size = min(len(puzzles), os.cpu_count() or 1, MAX_WORKERS)
-    results: list[CheckResult] = []
-    with WorkerPool(requested, size, mode) as pool:
-        backend = pool.start()
-        if pool.warning:
-            out.warning(pool.warning)
-        if mode is Mode.LOWER:
-            out.info("Checking that kernels lower for a TPU (Mosaic's lowering, cross-compiled on this machine)…")
-        else:
-            out.info(f"Checking on the {backend.name} backend…")
+    run = Run(progress.workspace, files, requested, mode)
+
+    def support(backend: Backend) -> None:
         if not check_all:
             require_support(puzzles[0], backend)
-        too_new = [p for p in puzzles if versions.missing_requirement(p.number, p.min_jax)]
-        skipped = [p for p in puzzles if not p.supports(backend) or p in too_new]
-        jobs = [(p, files[p.number]) for p in puzzles if p not in skipped]
-        for (puzzle, _), result in zip(jobs, pool.check_in_order(jobs)):
-            results.append(result)
-            if not out.as_json:
-                terminal.render_result(out.console, result, puzzle)
-            if result.passed and not solutions:
-                progress.record_pass(puzzle)
-    for puzzle in too_new:
-        out.info(f"- puzzle {puzzle.number} skipped: {versions.missing_requirement(puzzle.number, puzzle.min_jax)}")
-    for puzzle in (p for p in skipped if p not in too_new):
-        out.info(f"- puzzle {puzzle.number} skipped: it does not run on {backend.name} "
+
+    def verdict(puzzle: Puzzle, result: CheckResult) -> None:
+        if not out.as_json:
+            terminal.render_result(out.console, result, puzzle)
+        if result.passed and not solutions:
+            progress.record_pass(puzzle)
+
+    verb = "Lowering" if mode is Mode.LOWER else "Checking"
+    with RunProgress(out.console, len(puzzles), verb, enabled=not out.as_json) as bar:
+        backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, support, verdict)
+    results = run.results
+    for puzzle in run.skipped:
+        too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
+        out.info(f"- puzzle {puzzle.number} skipped: {too_old}" if too_old else
+                 f"- puzzle {puzzle.number} skipped: it does not run on {backend.name} "
                  f"({', '.join(puzzle.backends)} only)")
+    if run.from_cache:
+        out.info(f"{run.from_cache} unchanged file(s) kept the verdict of their last check "
+                 f"(delete {progress.workspace.meta / 'results'} to check them again).")
     failed = len([r for r in results if not r.passed])
     if out.as_json:
-        json_view.emit(json_view.summary_document(results, [p.number for p in skipped]) if check_all
+        json_view.emit(json_view.summary_document(results, [p.number for p in run.skipped]) if check_all
                        else json_view.result_document(results[0]))
     elif check_all:
         out.info(f"{len(results) - failed} passed, {failed} failed")

@@ -13,6 +13,7 @@ import queue
 
 from rich.console import Console
 
+from pallas_puzzles.cache import ResultCache
 from pallas_puzzles.progress import Progress
 from pallas_puzzles.report import terminal
 from pallas_puzzles.watch.events import (
@@ -28,10 +29,11 @@ from pallas_puzzles.watch.events import (
     start_observer,
 )
 from pallas_puzzles.watch.loop import GOODBYE, WatchLoop, say_goodbye
-from pallas_puzzles.watch.runner import Checker, CheckRunner
+from pallas_puzzles.watch.runner import CachingChecker, Checker, CheckRunner
 from pallas_puzzles.worker.client import Worker
 
 __all__ = [
+    "CachingChecker",
     "GOODBYE",
     "CheckFinished",
     "CheckRunner",
@@ -66,7 +68,8 @@ def run_watch(console: Console, progress: Progress, requested_backend: str, poll
                           f"file watcher: {how}", style="dim")
             try:
                 with key_reader(events) as keys:
-                    return WatchLoop(console, progress, worker, events, keys=keys).run()
+                    checker = CachingChecker(worker, ResultCache(progress.workspace, backend.name))
+                    return WatchLoop(console, progress, checker, events, keys=keys).run()
             finally:
                 observer.stop()
                 observer.join(timeout=2)

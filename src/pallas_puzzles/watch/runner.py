@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from pallas_puzzles.cache import ResultCache
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.watch.events import CheckFinished, EventQueue
@@ -26,6 +27,26 @@ class Checker(Protocol):
     def check(self, puzzle: Puzzle, file: Path) -> CheckResult: ...
 
     def cancel(self) -> None: ...
+
+
+class CachingChecker:
+    """A checker that answers at once for a file saved back to a content it has already judged."""
+
+    def __init__(self, checker: Checker, cache: ResultCache) -> None:
+        self._checker = checker
+        self._cache = cache
+
+    def check(self, puzzle: Puzzle, file: Path) -> CheckResult:
+        key = self._cache.key(puzzle, file)
+        stored = self._cache.get(key, puzzle)
+        if stored is not None:
+            return stored
+        result = self._checker.check(puzzle, file)
+        self._cache.put(key, puzzle, file, result)
+        return result
+
+    def cancel(self) -> None:
+        self._checker.cancel()
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import traceback
 from pathlib import Path
 
@@ -31,6 +33,8 @@ def _start(requested: str, mode: Mode) -> Ready | StartFailed:
             raise UserError(error)
         backends.configure_jax()
         backend = backends.resolve(requested, mode)
+        if backend.interprets:
+            backends.skip_gpu_interpreter()
         from pallas_puzzles.engine.intercept import patch
 
         patch.install()
@@ -39,6 +43,22 @@ def _start(requested: str, mode: Mode) -> Ready | StartFailed:
     except Exception as exc:  # a broken jax install: say so in one line
         return StartFailed(f"JAX failed to start ({type(exc).__name__}: {exc}); run `pallas-puzzles doctor`.")
     return Ready(backend.name, warning)
+
+
+def forget_compiled() -> None:
+    """Drop JAX's in-memory caches when the checker moves on to another puzzle.
+
+    Programs compiled for one puzzle are never reused by the next (each check
+    traces a fresh module), yet they pile up: over the whole course a checker
+    grows from about 220 MiB to 450 MiB without this, and stays near 270 MiB
+    with it. Checks of the same puzzle (watch mode's saves) keep the caches.
+    """
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
 
 
 def serve(channel: Channel, requested: str, mode: Mode) -> None:
@@ -52,6 +72,7 @@ def serve(channel: Channel, requested: str, mode: Mode) -> None:
     from pallas_puzzles.metadata import load_course
 
     course = load_course()
+    previous: int | None = None  # the puzzle checked last
     while True:
         try:
             message = channel.recv()
@@ -60,6 +81,9 @@ def serve(channel: Channel, requested: str, mode: Mode) -> None:
         if isinstance(message, Stop) or not isinstance(message, CheckRequest):
             return
         puzzle = course.find(message.number)
+        if previous is not None and previous != puzzle.number:
+            forget_compiled()
+        previous = puzzle.number
         try:
             result = check_puzzle(puzzle, Path(message.file), backend, mode, fail_fast=message.fail_fast)
         except Exception:  # a bug of ours: report it rather than die silently
@@ -80,3 +104,8 @@ def main(argv: list[str]) -> None:
         serve(Channel(read_fd, write_fd), requested, mode)
     except (BrokenPipeError, KeyboardInterrupt):
         pass
+    # Skip the interpreter's shutdown: tearing down JAX's modules and threads takes
+    # about 0.4 s and nothing of ours needs it (every reply has been sent).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.worker import launch
 from pallas_puzzles.worker.protocol import (
     Channel,
     CheckReply,
@@ -65,20 +65,9 @@ class Worker:
         self._cancelled = threading.Event()
 
     def start(self) -> Backend:
-        # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
-        # re-runs the parent's main module in the child (slow, and it breaks
-        # scripts without a __main__ guard).
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "pallas_puzzles.worker", str(to_child_r), str(from_child_w),
-             self.requested, self.mode.value],
-            pass_fds=(to_child_r, from_child_w),
-            stdin=subprocess.DEVNULL,
-        )
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self._channel = channel = Channel(from_child_r, to_child_w)
+        spawned = launch.take(self.requested, self.mode) or launch.spawn(self.requested, self.mode)
+        self._process = spawned.process
+        self._channel = channel = spawned.channel
         if not channel.poll(STARTUP_TIMEOUT):
             self.stop()
             raise UserError("The checker process did not start within three minutes; run `pallas-puzzles doctor`.")

@@ -6,9 +6,10 @@ cannot restart, a broken pipe) is handed to the caller, who raises it.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pallas_puzzles.backends import Backend, Mode
@@ -16,6 +17,30 @@ from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.worker.client import Worker
+
+# How many checkers run at once. A check is one single-threaded compile after
+# another, so more than one checker per core only adds waiting. Memory is the
+# other bound: the CLI and its checkers together stay within MEMORY_BUDGET_MIB.
+# Measured on the whole course with bench/bench.py (jax 0.10.2, checkers that
+# drop JAX's caches between puzzles): the CLI with two checkers peaks at about
+# 320 MiB of proportional set size (PSS: the JAX libraries' pages, shared by the
+# checkers, counted once), i.e. about WORKER_MIB per checker beside CLI_MIB.
+# Summed resident sizes count those shared pages once per checker: ~300 MiB for
+# one checker, ~550 MiB for two.
+MAX_WORKERS = 4
+WORKER_MIB = 140
+CLI_MIB = 60
+MEMORY_BUDGET_MIB = 500
+
+
+def pool_size(jobs: int, cores: int | None = None) -> int:
+    """Checkers for `jobs` puzzles: no more than the jobs, the cores or the memory budget allow."""
+    by_memory = (MEMORY_BUDGET_MIB - CLI_MIB) // WORKER_MIB
+    return max(1, min(jobs, cores or os.cpu_count() or 1, MAX_WORKERS, by_memory))
+
+
+JobStarted = Callable[[Puzzle], None]
+JobDone = Callable[[Puzzle, CheckResult], None]
 
 
 class WorkerPool:
@@ -47,8 +72,13 @@ class WorkerPool:
         assert backend is not None
         return backend
 
-    def check_in_order(self, jobs: list[tuple[Puzzle, Path]], fail_fast: bool = True) -> Iterator[CheckResult]:
-        """Yield each job's result in the order given, as soon as it and those before it are done."""
+    def check_in_order(self, jobs: list[tuple[Puzzle, Path]], fail_fast: bool = True,
+                       on_start: JobStarted | None = None, on_done: JobDone | None = None) -> Iterator[CheckResult]:
+        """Yield each job's result in the order given, as soon as it and those before it are done.
+
+        `on_start` and `on_done` are called from the worker threads as each job
+        starts and ends, in whatever order that happens (for a progress view).
+        """
         results: list[CheckResult | None] = [None] * len(jobs)
         done = [threading.Event() for _ in jobs]
         failures: list[BaseException] = []
@@ -64,7 +94,11 @@ class WorkerPool:
                     except queue.Empty:
                         return
                     puzzle, file = jobs[index]
-                    results[index] = worker.check(puzzle, file, fail_fast=fail_fast)
+                    if on_start is not None:
+                        on_start(puzzle)
+                    results[index] = result = worker.check(puzzle, file, fail_fast=fail_fast)
+                    if on_done is not None:
+                        on_done(puzzle, result)
                     done[index].set()
             except BaseException as exc:  # raised in the caller's thread, below
                 failures.append(exc)

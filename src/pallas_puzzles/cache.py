@@ -1,0 +1,177 @@
+"""The result cache: a file the checker has already judged is not judged again.
+
+A verdict is stored under a key made of everything that can change it: the
+learner file's path and bytes, the puzzle, the course and checker code (every
+file of this package, and the puzzle's pristine stub), the Python, jax and
+jaxlib versions, the backend, the mode and options, and the JAX/XLA settings
+in the environment. Any change gives a new key, so a stored verdict is never
+stale; it is only ever unused. Verdicts that depend on the moment rather than
+the file (a time-out, a crash, a fault of ours) are never stored.
+
+It lives in the workspace (`.pallas_puzzles/results/`) and is safe to delete.
+Nothing here imports jax: a re-run of unchanged files never starts a checker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import pickle
+import sys
+from importlib import metadata, util
+from pathlib import Path
+
+from pallas_puzzles import backends
+from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.results import CheckResult
+from pallas_puzzles.workspace import Workspace, course_dir
+
+FOLDER = "results"
+MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
+CODE_SUFFIXES = (".py", ".toml", ".json")
+ENVIRONMENT_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "LIBTPU_")
+MOMENTARY = {FindingKind.TIMEOUT, FindingKind.CRASH, FindingKind.INTERNAL}
+ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A digest of every source and data file of this package: the checker, specs and course."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in package.rglob("*") if p.suffix in CODE_SUFFIXES and p.is_file()):
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@functools.cache
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+@functools.cache
+def accelerator_plugins() -> tuple[str, ...]:
+    """The installed packages that can give JAX an accelerator (name==version)."""
+    found = {f"{ep.dist.name}=={ep.dist.version}" for ep in metadata.entry_points(group="jax_plugins")
+             if ep.dist is not None}
+    found |= {f"{name}=={_version(name)}" for name in ACCELERATOR_DISTRIBUTIONS if _version(name) != "-"}
+    if util.find_spec("jax_plugins") is not None:  # old-style namespace plugins
+        found.add("jax_plugins")
+    return tuple(sorted(found))
+
+
+def backend_identity(requested: str, mode: Mode) -> str | None:
+    """The backend a check will run on, decided without importing jax; None when only jax can tell."""
+    if mode is Mode.LOWER:
+        return "tpu-lowering"
+    plugins = accelerator_plugins()
+    if requested == backends.INTERPRET.name:
+        return requested
+    if requested == backends.AUTO:
+        cpu_only = os.environ.get("JAX_PLATFORMS", "").strip().lower() == "cpu"
+        return backends.INTERPRET.name if cpu_only or not plugins else None
+    return f"{requested} with {','.join(plugins) or 'no plugin'}"
+
+
+@functools.cache
+def _stubs() -> Path | None:
+    try:
+        return course_dir("exercises")
+    except UserError:
+        return None
+
+
+def _stub_bytes(puzzle: Puzzle) -> bytes:
+    stubs = _stubs()
+    try:
+        return (stubs / puzzle.file).read_bytes() if stubs is not None else b""
+    except OSError:
+        return b""
+
+
+def cacheable(result: CheckResult) -> bool:
+    """A verdict about the file itself, not about this moment (time-outs, crashes, our faults)."""
+    kinds = {f.kind for f in result.findings} | {f.kind for c in result.cases for f in c.findings}
+    return not kinds & MOMENTARY
+
+
+class ResultCache:
+    """Stored verdicts for one backend, mode and set of options, in one workspace."""
+
+    def __init__(self, workspace: Workspace, requested: str, mode: Mode = Mode.RUN, fail_fast: bool = True) -> None:
+        self.folder = workspace.meta / FOLDER
+        self.backend = backend_identity(requested, mode)
+        self.mode = mode
+        self.fail_fast = fail_fast
+
+    @functools.cached_property
+    def _context_digest(self) -> str:
+        """What every key of this cache shares: code, versions, backend, mode, options, environment."""
+        environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES))
+        parts = [code_fingerprint(), sys.version, _version("jax"), _version("jaxlib"), str(self.backend),
+                 self.mode.value, str(self.fail_fast), repr(environment)]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    @property
+    def resolved(self) -> Backend | None:
+        """The backend checks will run on, when it is known without starting a checker."""
+        if self.backend is None:
+            return None
+        return backends.TPU if self.mode is Mode.LOWER else backends.get(self.backend.split()[0])
+
+    def key(self, puzzle: Puzzle, file: Path) -> str | None:
+        """The key of this file's verdict; None when it cannot be stored (unknown backend, unreadable file)."""
+        if self.backend is None:
+            return None
+        try:
+            content = file.read_bytes()
+        except OSError:
+            return None
+        digest = hashlib.sha256("\0".join([self._context_digest, str(file.resolve()), str(puzzle.number)]).encode())
+        digest.update(b"\0stub\0" + _stub_bytes(puzzle))
+        digest.update(b"\0file\0" + content)
+        return digest.hexdigest()
+
+    def get(self, key: str | None, puzzle: Puzzle) -> CheckResult | None:
+        """The verdict stored under `key` (from key() before the check), if any."""
+        if key is None:
+            return None
+        try:
+            # Our own pickles, written below by this package version (the key holds its code).
+            result = pickle.loads((self.folder / key).read_bytes())
+        except Exception:  # missing, half-written or unreadable: a miss, never an error
+            return None
+        return result if isinstance(result, CheckResult) and result.number == puzzle.number else None
+
+    def put(self, key: str | None, puzzle: Puzzle, file: Path, result: CheckResult) -> None:
+        """Store a verdict under the key taken before the check, if the file still has that key.
+
+        A file saved while it was being checked gets a new key: the verdict, which
+        may be about either version, is then not stored. A cache that cannot be
+        written only makes the next run slower.
+        """
+        if key is None or not cacheable(result) or self.key(puzzle, file) != key:
+            return
+        with contextlib.suppress(OSError):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            partial = self.folder / f".{key}.{os.getpid()}.tmp"
+            partial.write_bytes(pickle.dumps(result))
+            os.replace(partial, self.folder / key)
+            self._prune()
+
+    def _prune(self) -> None:
+        entries = [p for p in self.folder.iterdir() if not p.name.startswith(".")]
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort(key=lambda p: p.stat().st_mtime)
+        for old in entries[: len(entries) - MAX_ENTRIES]:
+            old.unlink(missing_ok=True)

@@ -1,0 +1,122 @@
+"""Starting checker processes, the first one before the CLI has even parsed its arguments.
+
+Importing JAX takes about a second. A command that is going to check something
+starts its checker first thing (`start_early`, from `pallas_puzzles.__main__`),
+so that import overlaps the CLI's own imports, argument parsing and workspace
+reading. The first Worker asking for the same backend and mode takes that
+process over (`take`); a command that ends without one ends it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from pallas_puzzles.backends import AUTO, CHOICES, TPU, Mode
+from pallas_puzzles.worker.protocol import Channel
+
+# The commands that check with a worker, and the mode each checks in; no command means watch.
+CHECKING_COMMANDS = {"verify": Mode.RUN, "watch": Mode.RUN, "lower": Mode.LOWER}
+BACKEND_OPTIONS = ("--backend", "-b")
+
+
+@dataclass
+class Spawned:
+    """A checker process just started: it is still importing JAX until it sends Ready."""
+
+    requested: str
+    mode: Mode
+    process: subprocess.Popen[bytes]
+    channel: Channel
+
+    def end(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.channel.close()
+
+
+def spawn(requested: str, mode: Mode) -> Spawned:
+    # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
+    # re-runs the parent's main module in the child (slow, and it breaks
+    # scripts without a __main__ guard).
+    to_child_r, to_child_w = os.pipe()
+    from_child_r, from_child_w = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pallas_puzzles.worker", str(to_child_r), str(from_child_w),
+             requested, mode.value],
+            pass_fds=(to_child_r, from_child_w),
+            stdin=subprocess.DEVNULL,
+        )
+    except OSError:
+        for fd in (to_child_w, from_child_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(to_child_r)
+        os.close(from_child_w)
+    return Spawned(requested, mode, process, Channel(from_child_r, to_child_w))
+
+
+def planned_check(args: list[str]) -> tuple[str, Mode] | None:
+    """(backend, mode) of the checker this command line will want, or None when it wants none."""
+    if "--help" in args or "-h" in args:
+        return None
+    backend, command, index = AUTO, None, 0
+    while index < len(args):
+        arg = args[index]
+        if arg in BACKEND_OPTIONS:
+            if index + 1 >= len(args):
+                return None
+            backend, index = args[index + 1], index + 2
+            continue
+        if arg.startswith("--backend="):
+            backend = arg.split("=", 1)[1]
+        elif not arg.startswith("-") and command is None:
+            command = arg
+        index += 1
+    mode = CHECKING_COMMANDS.get(command or "watch")
+    if mode is None:
+        return None
+    backend = TPU.name if mode is Mode.LOWER else backend.strip().lower()
+    return (backend, mode) if backend in CHOICES else None
+
+
+_early: Spawned | None = None
+
+
+def start_early(args: list[str]) -> None:
+    """Start the checker this command line will want, if any; a failure here only costs speed."""
+    global _early
+    plan = planned_check(args)
+    if plan is None or _early is not None:
+        return
+    try:
+        _early = spawn(*plan)
+    except OSError:
+        return
+    atexit.register(discard)
+
+
+def take(requested: str, mode: Mode) -> Spawned | None:
+    """The early checker if it matches; one that does not match is ended."""
+    global _early
+    early, _early = _early, None
+    if early is None:
+        return None
+    if (early.requested, early.mode) == (requested, mode):
+        return early
+    early.end()
+    return None
+
+
+def discard() -> None:
+    """End an early checker that no command took (the command failed before checking)."""
+    global _early
+    early, _early = _early, None
+    if early is not None:
+        early.end()

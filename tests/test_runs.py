@@ -1,0 +1,155 @@
+"""`verify --all` never pays twice, and shows its progress in a terminal only.
+
+A fake pool stands in for the checker processes, so these tests see exactly
+which puzzles were sent to be checked.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.cli import app
+from pallas_puzzles.metadata import load_course
+from pallas_puzzles.report.live import RunProgress
+from pallas_puzzles.results import CaseResult, CheckResult
+from pallas_puzzles.worker import pool as pool_module
+from pallas_puzzles.worker.launch import planned_check
+from pallas_puzzles.worker.pool import pool_size
+
+COURSE = load_course()
+
+
+class FakePool:
+    """Passes every file it is given and remembers which puzzles it was given."""
+
+    checked: list[int] = []
+    started = 0
+
+    def __init__(self, requested: str, size: int, mode=None) -> None:
+        self.warning = None
+
+    def start(self):
+        FakePool.started += 1
+        return INTERPRET
+
+    def check_in_order(self, jobs, fail_fast=True, on_start=None, on_done=None) -> Iterator[CheckResult]:
+        for puzzle, file in jobs:
+            on_start(puzzle)
+            FakePool.checked.append(puzzle.number)
+            result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(file), backend="interpret",
+                                 passed=True, cases=[CaseResult("N0=1", True)])
+            on_done(puzzle, result)
+            yield result
+
+    def __enter__(self) -> FakePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+@pytest.fixture()
+def fake_pool(monkeypatch) -> type[FakePool]:
+    monkeypatch.setattr(pool_module, "WorkerPool", FakePool)
+    FakePool.checked, FakePool.started = [], 0
+    return FakePool
+
+
+def test_an_unchanged_rerun_starts_no_checker_and_an_edit_rechecks_only_that_puzzle(workspace, cli, fake_pool):
+    first = cli.invoke(app, ["verify", "--all", "--backend", "interpret", "--json"])
+    assert first.exit_code == 0, first.output
+    assert fake_pool.checked == [p.number for p in COURSE.puzzles]
+
+    fake_pool.checked, fake_pool.started = [], 0
+    again = cli.invoke(app, ["verify", "--all", "--backend", "interpret", "--json"])
+    assert again.exit_code == 0
+    assert fake_pool.started == 0 and fake_pool.checked == []
+    document = json.loads(again.stdout)
+    assert document["passed"] == len(COURSE.puzzles)
+    assert [c["puzzle"] for c in document["checks"]] == [p.number for p in COURSE.puzzles]
+
+    edited = workspace / "exercises" / COURSE.find(5).file
+    edited.write_text(edited.read_text() + "\n# an edit\n")
+    third = cli.invoke(app, ["verify", "--all", "--backend", "interpret"])
+    assert third.exit_code == 0
+    assert fake_pool.checked == [5]
+    assert f"{len(COURSE.puzzles) - 1} unchanged file(s)" in " ".join(third.output.split())
+
+
+def test_a_different_backend_request_does_not_reuse_interpret_verdicts(workspace, cli, fake_pool):
+    assert cli.invoke(app, ["verify", "1", "--backend", "interpret"]).exit_code == 0
+    assert cli.invoke(app, ["lower", "1"]).exit_code == 0
+    assert fake_pool.checked == [1, 1]
+
+
+def test_piped_output_has_no_progress_bar(workspace, cli, fake_pool):
+    result = cli.invoke(app, ["verify", "--all", "--backend", "interpret"])
+    assert result.exit_code == 0
+    assert "━" not in result.output and "checking" not in result.output
+
+
+def test_the_bar_counts_done_running_and_results_in_a_terminal():
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=True, width=120)
+    puzzles = list(COURSE.puzzles[1:4])
+    with RunProgress(console, len(puzzles)) as bar:
+        assert bar.enabled
+        bar.started(puzzles[0])
+        bar.started(puzzles[1])
+        bar._bar.refresh()
+        bar.finished(puzzles[0], CheckResult(number=1, name="a", file="f", backend="interpret", passed=True))
+        bar._bar.refresh()
+    shown = stream.getvalue()
+    assert "0/3" in shown and "1/3" in shown
+    assert "checking 1, 2" in shown and "checking 2" in shown
+    assert "1 ✓" in shown
+
+
+def test_the_bar_is_silent_off_a_terminal():
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=False)
+    with RunProgress(console, 5) as bar:
+        bar.started(COURSE.find(1))
+        bar.finished(COURSE.find(1), CheckResult(number=1, name="a", file="f", backend="interpret", passed=True))
+    assert not bar.enabled and stream.getvalue() == ""
+
+
+@pytest.mark.parametrize(("args", "plan"), [
+    ([], ("auto", "run")),
+    (["verify", "3"], ("auto", "run")),
+    (["--backend", "interpret", "verify", "--all"], ("interpret", "run")),
+    (["verify", "-b", "GPU"], ("gpu", "run")),
+    (["watch", "--backend=tpu"], ("tpu", "run")),
+    (["lower", "--all"], ("tpu", "lower")),
+    (["list"], None),
+    (["hint", "3"], None),
+    (["verify", "--help"], None),
+    (["verify", "--backend", "cuda"], None),  # the CLI itself says what is wrong
+    (["verify", "--backend"], None),
+])
+def test_the_early_checker_matches_what_the_command_will_ask_for(args, plan):
+    found = planned_check(args)
+    assert (found[0], found[1].value) == plan if plan else found is None
+
+
+def test_the_worker_count_respects_jobs_cores_and_memory():
+    assert pool_size(1, cores=16) == 1
+    assert pool_size(21, cores=1) == 1
+    assert pool_size(21, cores=16) * pool_module.WORKER_MIB + pool_module.CLI_MIB <= pool_module.MEMORY_BUDGET_MIB
+
+
+def test_a_stored_pass_still_records_progress(workspace, cli, fake_pool):
+    assert cli.invoke(app, ["verify", "2", "--backend", "interpret"]).exit_code == 0
+    state = Path(".pallas_puzzles") / "state.json"
+    state.write_text(state.read_text().replace('"solved"', '"solved_before"'))  # forget the pass
+    assert cli.invoke(app, ["verify", "2", "--backend", "interpret"]).exit_code == 0
+    assert fake_pool.checked == [2]
+    listed = json.loads(cli.invoke(app, ["list", "--json"]).stdout)
+    assert any(p["puzzle"] == 2 and p["status"] == "solved" for p in listed["puzzles"])
