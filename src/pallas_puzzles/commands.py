@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -79,8 +79,36 @@ def cmd_init(out: Output, directory: Path) -> int:
     return EXIT_PASS
 
 
+def show_card(out: Output, result: CheckResult, wanted: bool) -> None:
+    """The performance card after a passing check."""
+    from pallas_puzzles.report import perf_card
+
+    perf = perf_card.card_case(result) if wanted and result.passed else None
+    if perf is not None:
+        perf_card.render_card(out.console, perf)
+
+
+def on_chip(result: CheckResult, chip_name: str) -> None:
+    """Re-estimate every case's figures for another TPU generation (the worker used the default)."""
+    from pallas_puzzles.perf import chips
+    from pallas_puzzles.perf.model import estimate
+
+    chip = chips.chip(chip_name)
+    result.cases = [replace(c, performance=estimate(c.calls, c.performance.flops, c.performance.hbm_bytes_min,
+                                                    chip, c.label)) if c.performance is not None else c
+                    for c in result.cases]
+
+
+def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_name: str | None) -> int:
+    """Check one puzzle and show what its kernel costs on a TPU."""
+    from pallas_puzzles.perf import chips
+
+    chips.chip(chip_name)  # an unknown generation is bad input: say so before any work
+    return cmd_verify(out, key, False, requested, solution, card=True, chip_name=chip_name)
+
+
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
-               mode: Mode = Mode.RUN) -> int:
+               mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None) -> int:
     from pallas_puzzles.worker.pool import WorkerPool
 
     progress = open_progress(out)
@@ -101,9 +129,12 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
         skipped = [p for p in puzzles if not p.supports(backend)]
         jobs = [(p, files[p.number]) for p in puzzles if p not in skipped]
         for (puzzle, _), result in zip(jobs, pool.check_in_order(jobs)):
+            if chip_name:
+                on_chip(result, chip_name)
             results.append(result)
             if not out.as_json:
                 terminal.render_result(out.console, result, puzzle)
+                show_card(out, result, card and not check_all and mode is Mode.RUN)
             if result.passed and not solutions:
                 progress.record_pass(puzzle)
     for puzzle in skipped:

@@ -37,6 +37,15 @@ class InputSpec:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """What an efficiency puzzle's kernel may cost on the model's TPU (0: no limit)."""
+
+    traffic: float = 0.0  # HBM bytes moved, as a multiple of the minimum (inputs read once, output written once)
+    time: float = 0.0  # estimated time, as a multiple of the ideal (minimum traffic, peak compute, one step)
+    vmem: bool = True  # blocks and scratch must fit the chip's default VMEM limit
+
+
+@dataclass(frozen=True)
 class Puzzle:
     number: int
     name: str
@@ -56,6 +65,7 @@ class Puzzle:
     time_limit: float = 0.0  # 0: derived from reference_seconds
     reference_seconds: float = 0.0  # what a cold check of the reference solution takes (measured)
     spec: str = ""  # spec module name under pallas_puzzles.specs; defaults to the puzzle name
+    budget: Budget | None = None  # efficiency puzzles: graded on the cost model too
 
     @property
     def label(self) -> str:
@@ -142,6 +152,7 @@ def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
         time_limit=float(raw.get("time_limit", 0.0)),
         reference_seconds=float(raw.get("reference_seconds", 0.0)),
         spec=raw.get("spec", raw["name"]),
+        budget=Budget(**raw["budget"]) if "budget" in raw else None,
     )
 
 

@@ -10,8 +10,12 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from pallas_puzzles.findings import FindingKind
+
+if TYPE_CHECKING:
+    from pallas_puzzles.perf.model import Performance
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,7 @@ class CaseResult:
     seconds: float = 0.0
     sizes: dict[str, int] = field(default_factory=dict)
     calls: tuple[CallLayout, ...] = ()  # the pallas_calls this case made, in order
+    performance: Performance | None = None  # the cost model's figures, when the case ran to a verdict
 
     @property
     def finding(self) -> Finding | None:
