@@ -17,11 +17,11 @@ def kib(n: float) -> str:
 
 
 def _lines(calls: tuple[CallLayout, ...], name: str | None = None) -> tuple[SourceLine, ...]:
-    """The index_map line of the named operand (or the calls' lines), for the finding to quote."""
+    """The index_map lines of the named operand (else of every blocked one) and the calls' lines."""
     lines: list[SourceLine] = []
     for call in calls:
         for op in call.operands:
-            if op.name == name and op.index_map_line is not None:
+            if (op.name == name or (name is None and op.block is not None)) and op.index_map_line is not None:
                 lines.append(op.index_map_line)
     lines += [c.call_line for c in calls if c.call_line is not None]
     unique = list(dict.fromkeys(lines))

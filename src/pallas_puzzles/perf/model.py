@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from pallas_puzzles.perf.chips import Chip
+from pallas_puzzles.perf.waste import biggest_waste, refetch_note
 from pallas_puzzles.results import CallLayout, OperandLayout
 
 UNCOUNTED = {"any": "left in HBM: the kernel copies what it needs itself (not counted)",
@@ -148,40 +149,6 @@ class Performance:
         return self.flops / self.hbm_bytes if self.hbm_bytes else 0.0
 
 
-def _axes_used(operand: OperandLayout, points: list[tuple[int, ...]]) -> set[int]:
-    """Grid axes the operand's block index depends on."""
-    assert operand.block_indices is not None
-    where = {point: index for point, index in zip(points, operand.block_indices)}
-    used = set()
-    for point, index in where.items():
-        for axis, value in enumerate(point):
-            if axis not in used and value > 0:
-                previous = point[:axis] + (value - 1,) + point[axis + 1:]
-                if where[previous] != index:
-                    used.add(axis)
-    return used
-
-
-def _refetch_note(operand: OperandLayout, grid: tuple[int, ...], copies: int, distinct: int) -> tuple[str, str]:
-    """Why an operand's blocks are copied more than once each: (a few words, a full clause)."""
-    if copies <= distinct or not grid:
-        return "", ""
-    used = _axes_used(operand, [tuple(p) for p in _points(grid)])
-    inner = max(used, default=-1)
-    outer_ignored = [axis for axis in range(len(grid)) if axis not in used and axis < inner and grid[axis] > 1]
-    if not outer_ignored:
-        return (f"{distinct} blocks, {copies} copies",
-                f"its {distinct} blocks are copied {copies} times in all: the grid comes back to blocks it left")
-    axis = outer_ignored[0]
-    return (f"re-fetched on each of the {grid[axis]} steps of grid axis {axis}",
-            f"its index_map ignores grid axis {axis}, yet that axis runs outside axis {inner}, which it uses, so "
-            f"each of the {grid[axis]} steps of axis {axis} fetches the same blocks again")
-
-
-def _points(grid: tuple[int, ...]) -> list[tuple[int, ...]]:
-    return CallLayout(kernel="", grid=grid, semantics=(), operands=()).grid_points()
-
-
 def operand_cost(operand: OperandLayout, grid: tuple[int, ...]) -> OperandCost:
     size = itemsize(operand.dtype)
     whole = math.prod(operand.shape) * size
@@ -207,7 +174,7 @@ def operand_cost(operand: OperandLayout, grid: tuple[int, ...]) -> OperandCost:
             copies += 1
             previous = index
     distinct = len(set(operand.block_indices))
-    note, why = _refetch_note(operand, grid, copies, distinct)
+    note, why = refetch_note(operand, grid, copies, distinct)
     return OperandCost(**base, hbm_bytes=moved * size, min_bytes=whole, copies=copies, distinct_blocks=distinct,
                        vmem_bytes=2 * math.prod(operand.block) * size,  # two buffers: one in use, one in flight
                        note=note, why=why)
@@ -216,36 +183,6 @@ def operand_cost(operand: OperandLayout, grid: tuple[int, ...]) -> OperandCost:
 def call_cost(call: CallLayout) -> CallCost:
     return CallCost(kernel=call.kernel, grid=call.grid,
                     operands=tuple(operand_cost(op, call.grid) for op in call.operands))
-
-
-def _round_trips(calls: tuple[CallCost, ...]) -> str:
-    """An array one call writes and a later call reads back: a trip through HBM that fusion saves."""
-    for n, first in enumerate(calls):
-        for out in first.operands:
-            if out.role != "output":
-                continue
-            for m, later in enumerate(calls[n + 1:], start=n + 2):
-                for inp in later.operands:
-                    if inp.role == "input" and (inp.shape, inp.dtype) == (out.shape, out.dtype):
-                        return (f"{out.name} makes a round trip through HBM: pallas_call {n + 1} ({first.kernel}) "
-                                f"writes it and pallas_call {m} ({later.kernel}) reads it back as {inp.name}; "
-                                f"one fused kernel would keep it in VMEM")
-    return ""
-
-
-def biggest_waste(perf_calls: tuple[CallCost, ...], operands: tuple[OperandCost, ...], total: int,
-                  minimum: int) -> str:
-    if total <= minimum:
-        return ""
-    trip = _round_trips(perf_calls) if len(perf_calls) > 1 else ""
-    worst = max((op for op in operands if op.ratio is not None), key=lambda op: op.hbm_bytes - op.min_bytes,
-                default=None)
-    if worst is not None and worst.ratio and worst.ratio > 1.0 and worst.why and (
-            not trip or worst.hbm_bytes - worst.min_bytes >= total - minimum):
-        return f"{worst.name}: {worst.verb} {worst.ratio:.1f}× — {worst.why}"
-    if trip:
-        return trip
-    return f"the calls move {total / minimum:.1f}× the minimum traffic between them"
 
 
 def estimate(calls: tuple[CallLayout, ...], flops: float, min_bytes: int, chip: Chip, case: str = "") -> Performance:
