@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import one_sentence
 
 from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
@@ -15,7 +16,6 @@ from pallas_puzzles.cli import app
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.metadata import load_course
 from pallas_puzzles.perf import chips
-from tests.conftest import one_sentence
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
