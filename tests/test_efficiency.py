@@ -102,3 +102,32 @@ def test_a_failing_check_shows_no_card(workspace, cli):
     result = cli.invoke(app, ["perf", "21"])  # the untouched stub
     assert result.exit_code == 1
     assert "Performance on a TPU" not in result.output
+
+
+def test_watch_mode_shows_the_card_after_a_pass(tmp_path, monkeypatch):
+    import contextlib
+    import dataclasses as dc
+
+    from test_perf_model import call, operand
+    from test_watch import FIRST, FakeChecker, Session, solve
+
+    from pallas_puzzles.perf.model import estimate
+    from pallas_puzzles.results import CaseResult
+    from pallas_puzzles.workspace import init_workspace
+
+    grid = (4,)
+    layout = call("add", grid, operand("x", "input", (1024,), (256,), lambda i: (i,), grid),
+                  operand("z", "output", (1024,), (256,), lambda i: (i,), grid))
+    perf = estimate((layout,), 1024.0, 8192, chips.chip(), "N=1024")
+
+    class CardChecker(FakeChecker):
+        def check(self, puzzle, file):
+            result = super().check(puzzle, file)
+            return dc.replace(result, cases=[CaseResult("N=1024", result.passed, calls=(layout,), performance=perf)])
+
+    init_workspace(tmp_path / "ws", COURSE)
+    with contextlib.chdir(tmp_path / "ws"):
+        solve(tmp_path / "ws", FIRST)
+        text = " ".join(Session(tmp_path / "ws", CardChecker()).start().quit().split())
+    assert "Performance on a TPU v5e (model), case N=1024" in text and "solved!" in text
+    assert text.index("Performance on a TPU") < text.index("solved!")
