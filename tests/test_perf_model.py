@@ -144,3 +144,17 @@ def test_compute_bound_and_chip_choice():
     assert perf.bound == "compute" and perf.est_seconds == pytest.approx(1e9 / 920e12)
     assert perf.chip == "v6e" and perf.vmem_limit_bytes == 32 << 20
     assert chips.chip("TPU v5e").name == "v5e"
+
+
+def test_a_vmapped_call_gets_the_batch_as_outer_grid_axes():
+    from pallas_puzzles.perf.model import with_batch
+
+    grid = (2,)
+    one = call("gate", grid, operand("x", "input", (10, 150), (8, 150), lambda i: (i, 0), grid),
+               operand("z", "output", (10, 150), (8, 150), lambda i: (i, 0), grid))
+    batched = with_batch(one, (3,))
+    assert batched.grid == (3, 2)
+    x = batched.operands[0]
+    assert x.shape == (3, 10, 150) and x.block == (1, 8, 150) and x.block_indices[2] == (1, 0, 0)
+    perf = only((batched,))
+    assert (perf.hbm_bytes_read, perf.hbm_bytes_written) == (3 * nbytes(10, 150), 3 * nbytes(10, 150))

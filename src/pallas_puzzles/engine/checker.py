@@ -31,7 +31,7 @@ from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.perf import chips
 from pallas_puzzles.perf.budget import check_budget
-from pallas_puzzles.perf.model import Performance, estimate
+from pallas_puzzles.perf.model import Performance, estimate, with_batch
 from pallas_puzzles.results import CallLayout, CaseResult, CheckResult, Finding
 from pallas_puzzles.workspace import course_dir
 
@@ -100,6 +100,10 @@ def _case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> _CaseData:
 def _performance(calls: tuple[CallLayout, ...], label: str, inputs: tuple[np.ndarray, ...], expected: np.ndarray,
                  flops: float) -> Performance:
     """The cost model's figures for the calls a case made (on the default TPU generation)."""
+    outputs = [op for op in calls[-1].operands if op.role == "output"] if calls else []
+    lead = expected.ndim - len(outputs[0].shape) if len(outputs) == 1 else 0
+    if lead > 0 and tuple(expected.shape[lead:]) == outputs[0].shape:  # under jax.vmap: per-example shapes
+        calls = tuple(with_batch(c, tuple(expected.shape[:lead])) for c in calls)
     minimum = sum(int(a.nbytes) for a in inputs) + int(expected.nbytes)
     return estimate(calls, flops, minimum, chips.chip(), label)
 

@@ -12,9 +12,10 @@ so there the figures are a lower bound.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pallas_puzzles.perf.chips import Chip
 from pallas_puzzles.perf.waste import biggest_waste, refetch_note
@@ -178,6 +179,28 @@ def operand_cost(operand: OperandLayout, grid: tuple[int, ...]) -> OperandCost:
     return OperandCost(**base, hbm_bytes=moved * size, min_bytes=whole, copies=copies, distinct_blocks=distinct,
                        vmem_bytes=2 * math.prod(operand.block) * size,  # two buffers: one in use, one in flight
                        note=note, why=why)
+
+
+def with_batch(call: CallLayout, batch: tuple[int, ...]) -> CallLayout:
+    """The call as jax.vmap runs it: the batch dimensions become the outermost grid axes.
+
+    The checker records a vmapped pallas_call with its per-example shapes; Pallas's batching rule
+    prepends the batch to the grid and gives every blocked operand a squeezed leading block dimension.
+    """
+    if not batch:
+        return call
+    per_example = len(call.grid_points())
+    steps = list(itertools.product(*(range(b) for b in batch)))
+    operands = []
+    for op in call.operands:
+        if op.role in ("input", "output"):
+            indices = (tuple(b + i for b in steps for i in op.block_indices)
+                       if op.block_indices is not None and len(op.block_indices) == per_example else None)
+            op = replace(op, shape=batch + op.shape, block=(1,) * len(batch) + op.block if op.block else None,
+                         block_indices=indices)
+        operands.append(op)
+    return replace(call, grid=batch + call.grid, semantics=("parallel",) * len(batch) + call.semantics if
+                   call.semantics else (), operands=tuple(operands))
 
 
 def call_cost(call: CallLayout) -> CallCost:

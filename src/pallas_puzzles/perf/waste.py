@@ -91,4 +91,7 @@ def biggest_waste(perf_calls: tuple[CallCost, ...], operands: tuple[OperandCost,
         return f"{worst.name}: {worst.verb} {worst.ratio:.1f}× — {worst.why}"
     if trip:
         return trip
-    return f"the calls move {total / minimum:.1f}× the minimum traffic between them"
+    if len(perf_calls) > 1:
+        return f"the {len(perf_calls)} pallas_calls move {total / minimum:.1f}× the minimum traffic between them"
+    return ("every operand crosses once, but the kernel's operands are larger than the spec's inputs and output "
+            "(padded or reshaped before the pallas_call)")

@@ -65,6 +65,9 @@ def render_card(console: Console, perf: Performance) -> None:
         lines.append(_call_table(call, title))
     if perf.waste:
         lines.append(Text.assemble(("Biggest waste: ", "bold yellow"), perf.waste))
+    elif perf.hbm_bytes < perf.hbm_bytes_min:
+        lines.append(Text("Less than the minimum: the kernel reads only part of some inputs (a gather), or some "
+                          "operands are not counted.", style="green"))
     else:
         lines.append(Text("Every array crosses between HBM and VMEM once: no traffic to save.", style="green"))
     console.print(Panel(Group(*lines), title=f"Performance on a TPU {perf.chip} (model), case {perf.case}",
