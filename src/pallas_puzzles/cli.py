@@ -83,6 +83,15 @@ def lower(puzzle: PuzzleArgument = None, all_: Annotated[bool, typer.Option("--a
 
 
 @app.command()
+def perf(ctx: typer.Context, puzzle: PuzzleArgument = None,
+         solution: Annotated[bool, typer.Option("--solution", "--solutions", help="Cost the reference solution instead of your file.")] = False,
+         chip: Annotated[str | None, typer.Option("--chip", metavar="GEN", help="TPU generation for the estimate: v4, v5e (default), v5p, v6e.")] = None,
+         backend: BackendOption = None, as_json: JsonOption = False) -> None:
+    """Check a puzzle and show its performance card: HBM traffic, VMEM, estimated TPU time."""
+    _run(lambda out: commands.cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip), as_json)
+
+
+@app.command()
 def doctor() -> None:
     """Report Python, JAX, devices, the backend `auto` picks, the cache, the watcher and the workspace."""
     _run(commands.cmd_doctor)

@@ -17,8 +17,9 @@ from pallas_puzzles import backends, versions
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.metadata import Puzzle, load_course
+from pallas_puzzles.perf.model import for_chip
 from pallas_puzzles.progress import Progress
-from pallas_puzzles.report import json_view, terminal
+from pallas_puzzles.report import json_view, perf_card, terminal
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
 from pallas_puzzles.runs import Run
@@ -83,8 +84,16 @@ def cmd_init(out: Output, directory: Path) -> int:
     return EXIT_PASS
 
 
+def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_name: str | None) -> int:
+    """Check one puzzle and show what its kernel costs on a TPU."""
+    from pallas_puzzles.perf import chips
+
+    chips.chip(chip_name)  # an unknown generation is bad input: say so before any work
+    return cmd_verify(out, key, False, requested, solution, card=True, chip_name=chip_name)
+
+
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
-               mode: Mode = Mode.RUN) -> int:
+               mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None) -> int:
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
     files = {p.number: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
@@ -95,8 +104,12 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
             require_support(puzzles[0], backend)
 
     def verdict(puzzle: Puzzle, result: CheckResult) -> None:
+        if chip_name:
+            result.cases = for_chip(result.cases, chip_name)
         if not out.as_json:
             terminal.render_result(out.console, result, puzzle)
+            if card and not check_all and mode is Mode.RUN:
+                perf_card.render_after_pass(out.console, result)
         if result.passed and not solutions:
             progress.record_pass(puzzle)
 

@@ -139,6 +139,12 @@ class FindingKind(Enum):
         "This puzzle uses Pallas APIs that this jax does not have. Upgrade jax (pip install -U jax; "
         "the newest releases need a newer Python), or skip to the next puzzle.",
     )
+    OVER_BUDGET = (
+        "over-budget", "correct, but over budget",
+        "The numbers are right, but this puzzle also grades what the kernel costs on a TPU (the performance "
+        "card's model): every block the pipeline copies between HBM and VMEM, the VMEM the blocks take, and "
+        "the fixed cost of each grid step. Make the kernel move less data or take fewer, larger steps.",
+    )
 
     def __init__(self, name: str, label: str, explanation: str) -> None:
         self.id = name

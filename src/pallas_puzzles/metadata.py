@@ -37,6 +37,15 @@ class InputSpec:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """What an efficiency puzzle's kernel may cost on the model's TPU (0: no limit)."""
+
+    traffic: float = 0.0  # HBM bytes moved, as a multiple of the minimum (inputs read once, output written once)
+    time: float = 0.0  # estimated time, as a multiple of the ideal (minimum traffic, peak compute, one step)
+    vmem: bool = True  # blocks and scratch must fit the chip's default VMEM limit
+
+
+@dataclass(frozen=True)
 class Puzzle:
     number: int
     name: str
@@ -59,6 +68,7 @@ class Puzzle:
     min_jax: str = ""  # the oldest jax whose Pallas has every API the puzzle uses ("" : any)
     cores: int = 1  # TensorCores the TPU interpreter simulates (parallel grid axes are split over them)
     detect_races: bool = False  # the interpreter's race detector: DMAs in flight, cores sharing a block
+    budget: Budget | None = None  # efficiency puzzles: graded on the cost model too
 
     @property
     def label(self) -> str:
@@ -148,6 +158,7 @@ def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
         min_jax=str(raw.get("min_jax", "")),
         cores=int(raw.get("cores", 1)),
         detect_races=bool(raw.get("detect_races", False)),
+        budget=Budget(**raw["budget"]) if "budget" in raw else None,
     )
 
 

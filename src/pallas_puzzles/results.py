@@ -10,8 +10,12 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from pallas_puzzles.findings import FindingKind
+
+if TYPE_CHECKING:
+    from pallas_puzzles.perf.model import Performance
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,7 @@ class CaseResult:
     calls: tuple[CallLayout, ...] = ()  # the pallas_calls this case made, in order
     # The grid points the interpreter ran, every call's in turn; None when the backend compiles.
     grid_points_run: tuple[tuple[int, ...], ...] | None = None
+    performance: Performance | None = None  # the cost model's figures, when the case ran to a verdict
 
     @property
     def finding(self) -> Finding | None:

@@ -30,7 +30,10 @@ from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolati
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.results import CaseResult, CheckResult, Finding
+from pallas_puzzles.perf import chips
+from pallas_puzzles.perf.budget import check_budget
+from pallas_puzzles.perf.model import Performance, estimate, with_batch
+from pallas_puzzles.results import CallLayout, CaseResult, CheckResult, Finding
 from pallas_puzzles.workspace import course_dir
 
 _module_counter = itertools.count()
@@ -82,16 +85,28 @@ def _not_started(puzzle: Puzzle, path: Path, text: str) -> Finding | None:
                    where=todo)
 
 
-_case_cache: dict[tuple[str, int, tuple[tuple[str, int], ...]], tuple[tuple[np.ndarray, ...], np.ndarray]] = {}
+_CaseData = tuple[tuple[np.ndarray, ...], np.ndarray, float]
+_case_cache: dict[tuple[str, int, tuple[tuple[str, int], ...]], _CaseData] = {}
 
 
-def _case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """Inputs and the spec's output for a case; deterministic, so a worker computes them once."""
+def _case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> _CaseData:
+    """Inputs, the spec's output and its FLOPs for a case; deterministic, so a worker computes them once."""
     key = (puzzle.name, index, tuple(sorted(sizes.items())))
     if key not in _case_cache:
         inputs = specs.make_inputs(puzzle, sizes, index)
-        _case_cache[key] = (inputs, specs.expected_output(puzzle, inputs))
+        _case_cache[key] = (inputs, *specs.expected_and_flops(puzzle, inputs))
     return _case_cache[key]
+
+
+def _performance(calls: tuple[CallLayout, ...], label: str, inputs: tuple[np.ndarray, ...], expected: np.ndarray,
+                 flops: float) -> Performance:
+    """The cost model's figures for the calls a case made (on the default TPU generation)."""
+    outputs = [op for op in calls[-1].operands if op.role == "output"] if calls else []
+    lead = expected.ndim - len(outputs[0].shape) if len(outputs) == 1 else 0
+    if lead > 0 and tuple(expected.shape[lead:]) == outputs[0].shape:  # under jax.vmap: per-example shapes
+        calls = tuple(with_batch(c, tuple(expected.shape[:lead])) for c in calls)
+    minimum = sum(int(a.nbytes) for a in inputs) + int(expected.nbytes)
+    return estimate(calls, flops, minimum, chips.chip(), label)
 
 
 def _output_layout(session: StrictSession, shape: tuple[int, ...]) -> tuple[tuple[int, ...] | None, np.ndarray | None]:
@@ -132,19 +147,20 @@ class _Case:
                                      allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
                                      detect_races=puzzle.detect_races)
 
-    def done(self, passed: bool, *findings: Finding, mismatch: Any = None) -> CaseResult:
+    def done(self, passed: bool, *findings: Finding, mismatch: Any = None,
+             performance: Performance | None = None) -> CaseResult:
         return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
                           seconds=time.perf_counter() - self.started, sizes=dict(self.sizes),
                           calls=tuple(call_reader.layout(record) for record in self.session.calls),
                           grid_points_run=tuple(self.session.grid_points) if self.session.backend.interprets
-                          else None)
+                          else None, performance=performance)
 
 
 def run_case(case: _Case, entry: Any) -> CaseResult:
     import jax
     import jax.numpy as jnp
 
-    inputs, expected = _case_data(case.puzzle, case.index, case.sizes)
+    inputs, expected, flops = _case_data(case.puzzle, case.index, case.sizes)
     interprets = case.session.backend.interprets
     device = jax.devices("cpu")[0] if interprets else None
     try:
@@ -162,7 +178,13 @@ def run_case(case: _Case, entry: Any) -> CaseResult:
         return case.done(False, shape_problem)
     block, covered = _output_layout(case.session, tuple(expected.shape))
     mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered)
-    return case.done(mismatch is None, mismatch=mismatch)
+    if mismatch is not None:
+        return case.done(False, mismatch=mismatch)
+    calls = tuple(call_reader.layout(record) for record in case.session.calls)
+    performance = _performance(calls, case.label, inputs, expected, flops)
+    budget = case.puzzle.budget
+    over = check_budget(performance, budget, calls) if budget is not None else None
+    return case.done(over is None, *([over] if over else []), performance=performance)
 
 
 def lower_case(case: _Case, entry: Any) -> CaseResult:

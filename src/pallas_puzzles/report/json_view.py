@@ -13,6 +13,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from pallas_puzzles import backends
+from pallas_puzzles.perf.model import Performance
+from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
 if TYPE_CHECKING:
@@ -62,6 +64,27 @@ def mismatch_dict(m: Mismatch) -> dict[str, Any]:
     }
 
 
+def performance_dict(perf: Performance | None) -> dict[str, Any] | None:
+    if perf is None:
+        return None
+    operands = [{"call": n, "name": op.name, "role": op.role, "shape": list(op.shape), "dtype": op.dtype,
+                 "hbm_bytes": op.hbm_bytes, "min_bytes": op.min_bytes, "ratio": op.ratio,
+                 "vmem_bytes": op.vmem_bytes, "note": op.note}
+                for n, call in enumerate(perf.calls, start=1) for op in call.operands]
+    return {
+        "case": perf.case, "chip": perf.chip,
+        "hbm_bytes_read": perf.hbm_bytes_read, "hbm_bytes_written": perf.hbm_bytes_written,
+        "hbm_bytes_min": perf.hbm_bytes_min, "flops": perf.flops,
+        "arithmetic_intensity": perf.arithmetic_intensity,
+        "vmem_bytes": perf.vmem_bytes, "vmem_limit_bytes": perf.vmem_limit_bytes,
+        "grid_steps": perf.grid_steps, "est_seconds": perf.est_seconds, "bound": perf.bound,
+        "calls": [{"kernel": c.kernel, "grid": list(c.grid), "grid_steps": c.grid_steps,
+                   "hbm_bytes_read": c.hbm_bytes_read, "hbm_bytes_written": c.hbm_bytes_written,
+                   "vmem_bytes": c.vmem_bytes} for c in perf.calls],
+        "operands": operands, "waste": perf.waste or None,
+    }
+
+
 def case_dict(case: CaseResult) -> dict[str, Any]:
     return {
         "label": case.label,
@@ -70,6 +93,7 @@ def case_dict(case: CaseResult) -> dict[str, Any]:
         "seconds": round(case.seconds, 4),
         "findings": [finding_dict(f) for f in case.findings],
         "mismatch": mismatch_dict(case.mismatch) if case.mismatch is not None else None,
+        "performance": performance_dict(case.performance),
     }
 
 
@@ -88,6 +112,7 @@ def result_document(result: CheckResult) -> dict[str, Any]:
         "cases": [case_dict(c) for c in result.cases],
         "cases_not_run": result.skipped_cases,
         "printed": result.printed,
+        "performance": performance_dict(card_case(result)) if result.passed else None,
     }
 
 

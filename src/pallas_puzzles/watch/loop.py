@@ -20,7 +20,7 @@ from rich.status import Status
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.progress import Progress
-from pallas_puzzles.report import terminal
+from pallas_puzzles.report import perf_card, terminal
 from pallas_puzzles.watch.events import (
     CheckFinished,
     Debouncer,
@@ -188,6 +188,9 @@ class WatchLoop:
             return
         terminal.render_result(self.console, event.result, running.puzzle)
         if event.result.passed:
+            perf = perf_card.card_case(event.result)
+            if perf is not None:
+                perf_card.render_card(self.console, perf)
             self._on_pass(running.puzzle)
 
     def _on_pass(self, puzzle: Puzzle) -> None:

@@ -47,17 +47,34 @@ def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple
 
 
 def expected_output(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> np.ndarray:
-    """Run the canonical spec on the CPU and return numpy.
+    return expected_and_flops(puzzle, inputs)[0]
+
+
+def expected_and_flops(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, float]:
+    """Run the canonical spec on the CPU; return numpy and the FLOPs XLA counts in it.
 
     The spec is jitted: run eagerly, every jnp operation would compile on its
     own for every new shape, which costs far more than one compiled program.
+    The FLOP count comes from the same compiled program (XLA's cost analysis).
     """
     import jax
 
     module = spec_module(puzzle)
     with jax.default_device(jax.devices("cpu")[0]):
-        out = jax.jit(module.spec)(*inputs)
-    return np.asarray(out)
+        compiled = jax.jit(module.spec).lower(*inputs).compile()
+        out = compiled(*inputs)
+    return np.asarray(out), _flops(compiled)
+
+
+def _flops(compiled: object) -> float:
+    """XLA's FLOP count; cost_analysis() gives a dict, or a list of one dict on older jax."""
+    try:
+        analysis = compiled.cost_analysis()  # type: ignore[attr-defined]
+    except Exception:  # a backend without cost analysis: no compute roof
+        return 0.0
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else {}
+    return max(0.0, float((analysis or {}).get("flops", 0.0)))
 
 
 def case_label(sizes: dict[str, int]) -> str:

@@ -1,0 +1,236 @@
+"""A static cost model of the Pallas TPU pipeline for the pallas_calls one shape case made.
+
+The grid runs in row-major order (last axis fastest). Before each step the
+pipeline copies an operand's block from HBM only when its block index differs
+from the previous step's; an output block goes back to HBM when its index
+changes and after the last step. Each copy moves the in-bounds part of the
+block. Operands left in HBM (memory_space=pl.ANY) are copied by the kernel
+itself, and scalar-prefetch operands go to SMEM before the grid: both are
+reported as such, not counted. On a GPU every program loads its blocks afresh,
+so there the figures are a lower bound.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+from pallas_puzzles.perf import chips
+from pallas_puzzles.perf.chips import Chip
+from pallas_puzzles.perf.waste import biggest_waste, refetch_note
+from pallas_puzzles.results import CallLayout, CaseResult, OperandLayout
+
+UNCOUNTED = {"any": "left in HBM: the kernel copies what it needs itself (not counted)",
+             "hbm": "left in HBM: the kernel copies what it needs itself (not counted)",
+             "semaphore": "a semaphore: no data"}
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per element from a dtype name (bfloat16 -> 2, int8 -> 1, bool -> 1)."""
+    bits = re.findall(r"\d+", dtype)
+    return max(1, int(bits[-1]) // 8) if bits else 1
+
+
+def _in_bounds(index: tuple[int, ...], block: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    """Elements of block `index` that lie inside the array (an edge block may overhang)."""
+    count = 1
+    for b, size, extent in zip(index, block, shape):
+        count *= max(0, min(extent, (b + 1) * size) - b * size)
+    return count
+
+
+@dataclass(frozen=True)
+class OperandCost:
+    name: str
+    role: str  # "prefetch", "input", "output" or "scratch"
+    shape: tuple[int, ...]
+    dtype: str
+    hbm_bytes: int | None  # bytes moved between HBM and VMEM; None when not counted
+    min_bytes: int  # the whole array once
+    copies: int = 0  # block copies the pipeline makes
+    distinct_blocks: int = 0
+    vmem_bytes: int = 0
+    note: str = ""  # a few words on why it moves more than its minimum, or why it is not counted
+    why: str = ""  # the same as one full clause, for the card's "biggest waste" and the budget finding
+
+    @property
+    def ratio(self) -> float | None:
+        if self.hbm_bytes is None or not self.min_bytes:
+            return None
+        return self.hbm_bytes / self.min_bytes
+
+    @property
+    def verb(self) -> str:
+        return "written" if self.role == "output" else "read"
+
+
+@dataclass(frozen=True)
+class CallCost:
+    kernel: str
+    grid: tuple[int, ...]
+    operands: tuple[OperandCost, ...]
+
+    @property
+    def grid_steps(self) -> int:
+        return math.prod(self.grid)
+
+    def _sum(self, roles: tuple[str, ...]) -> int:
+        return sum(op.hbm_bytes or 0 for op in self.operands if op.role in roles)
+
+    @property
+    def hbm_bytes_read(self) -> int:
+        return self._sum(("input",))
+
+    @property
+    def hbm_bytes_written(self) -> int:
+        return self._sum(("output",))
+
+    @property
+    def hbm_bytes_min(self) -> int:
+        return sum(op.min_bytes for op in self.operands if op.role in ("input", "output") and op.hbm_bytes is not None)
+
+    @property
+    def vmem_bytes(self) -> int:
+        return sum(op.vmem_bytes for op in self.operands)
+
+
+@dataclass(frozen=True)
+class Performance:
+    """One shape case on one chip: traffic, VMEM, FLOPs and the estimated time."""
+
+    chip: str
+    case: str
+    calls: tuple[CallCost, ...]
+    flops: float
+    hbm_bytes_min: int  # the launcher's minimum: the spec's inputs read once, its output written once
+    vmem_limit_bytes: int
+    memory_seconds: float
+    compute_seconds: float
+    overhead_seconds: float
+    ideal_seconds: float  # minimum traffic at full bandwidth, peak compute, one grid step
+    waste: str = ""  # one sentence on the biggest waste; "" when there is none
+    operands: tuple[OperandCost, ...] = field(default=())
+
+    @property
+    def hbm_bytes_read(self) -> int:
+        return sum(c.hbm_bytes_read for c in self.calls)
+
+    @property
+    def hbm_bytes_written(self) -> int:
+        return sum(c.hbm_bytes_written for c in self.calls)
+
+    @property
+    def hbm_bytes(self) -> int:
+        return self.hbm_bytes_read + self.hbm_bytes_written
+
+    @property
+    def traffic_ratio(self) -> float:
+        return self.hbm_bytes / self.hbm_bytes_min if self.hbm_bytes_min else 1.0
+
+    @property
+    def vmem_bytes(self) -> int:
+        return max((c.vmem_bytes for c in self.calls), default=0)  # one call runs at a time
+
+    @property
+    def grid_steps(self) -> int:
+        return sum(c.grid_steps for c in self.calls)
+
+    @property
+    def est_seconds(self) -> float:
+        return max(self.memory_seconds, self.compute_seconds, self.overhead_seconds)
+
+    @property
+    def bound(self) -> str:
+        times = {"memory": self.memory_seconds, "compute": self.compute_seconds, "overhead": self.overhead_seconds}
+        return max(times, key=lambda k: times[k])
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.flops / self.hbm_bytes if self.hbm_bytes else 0.0
+
+
+def operand_cost(operand: OperandLayout, grid: tuple[int, ...]) -> OperandCost:
+    size = itemsize(operand.dtype)
+    whole = math.prod(operand.shape) * size
+    base = dict(name=operand.name, role=operand.role, shape=operand.shape, dtype=operand.dtype)
+    if operand.role == "scratch":
+        vmem = whole if operand.memory_space in ("vmem", "") else 0
+        return OperandCost(**base, hbm_bytes=None, min_bytes=0, vmem_bytes=vmem, note="scratch: lives in VMEM")
+    if operand.role == "prefetch":
+        return OperandCost(**base, hbm_bytes=None, min_bytes=whole, note="scalar prefetch: copied to SMEM once before the grid (not counted)")
+    if operand.memory_space in UNCOUNTED or operand.block is None or operand.block_indices is None:
+        note = UNCOUNTED.get(operand.memory_space, "")
+        if operand.memory_space in ("vmem", "smem"):  # the whole array, copied in (or out) once
+            vmem = whole if operand.memory_space == "vmem" else 0
+            return OperandCost(**base, hbm_bytes=whole, min_bytes=whole, copies=1, distinct_blocks=1, vmem_bytes=vmem,
+                               note=f"whole array in {operand.memory_space.upper()}, copied once")
+        return OperandCost(**base, hbm_bytes=None, min_bytes=whole,
+                           note=note or "block indices unknown before the kernel ran (not counted)")
+    moved = copies = 0
+    previous = None
+    for index in operand.block_indices:
+        if index != previous:  # a new block: copied in (input) or the finished one written back (output)
+            moved += _in_bounds(index, operand.block, operand.shape)
+            copies += 1
+            previous = index
+    distinct = len(set(operand.block_indices))
+    note, why = refetch_note(operand, grid, copies, distinct)
+    return OperandCost(**base, hbm_bytes=moved * size, min_bytes=whole, copies=copies, distinct_blocks=distinct,
+                       vmem_bytes=2 * math.prod(operand.block) * size,  # two buffers: one in use, one in flight
+                       note=note, why=why)
+
+
+def with_batch(call: CallLayout, batch: tuple[int, ...]) -> CallLayout:
+    """The call as jax.vmap runs it: the batch dimensions become the outermost grid axes.
+
+    The checker records a vmapped pallas_call with its per-example shapes; Pallas's batching rule
+    prepends the batch to the grid and gives every blocked operand a squeezed leading block dimension.
+    """
+    if not batch:
+        return call
+    per_example = len(call.grid_points())
+    steps = list(itertools.product(*(range(b) for b in batch)))
+    operands = []
+    for op in call.operands:
+        if op.role in ("input", "output"):
+            indices = (tuple(b + i for b in steps for i in op.block_indices)
+                       if op.block_indices is not None and len(op.block_indices) == per_example else None)
+            op = replace(op, shape=batch + op.shape, block=(1,) * len(batch) + op.block if op.block else None,
+                         block_indices=indices)
+        operands.append(op)
+    return replace(call, grid=batch + call.grid, semantics=("parallel",) * len(batch) + call.semantics if
+                   call.semantics else (), operands=tuple(operands))
+
+
+def call_cost(call: CallLayout) -> CallCost:
+    return CallCost(kernel=call.kernel, grid=call.grid,
+                    operands=tuple(operand_cost(op, call.grid) for op in call.operands))
+
+
+def estimate(calls: tuple[CallLayout, ...], flops: float, min_bytes: int, chip: Chip, case: str = "") -> Performance:
+    """The performance of one shape case: `min_bytes` is the spec's inputs and output, once each."""
+    costs = tuple(call_cost(c) for c in calls)
+    operands = tuple(op for c in costs for op in c.operands)
+    moved = sum(c.hbm_bytes_read + c.hbm_bytes_written for c in costs)
+    minimum = min_bytes or sum(c.hbm_bytes_min for c in costs)
+    steps = sum(c.grid_steps for c in costs)
+    ideal = max(minimum / chip.hbm_bytes_per_second, flops / chip.flops_per_second, chip.step_seconds)
+    return Performance(
+        chip=chip.name, case=case, calls=costs, flops=float(flops), hbm_bytes_min=minimum,
+        vmem_limit_bytes=chip.vmem_limit_bytes,
+        memory_seconds=moved / chip.hbm_bytes_per_second,
+        compute_seconds=flops / chip.flops_per_second,
+        overhead_seconds=steps * chip.step_seconds,
+        ideal_seconds=ideal,
+        waste=biggest_waste(costs, operands, moved, minimum),
+        operands=operands,
+    )
+
+
+def for_chip(cases: list[CaseResult], chip_name: str) -> list[CaseResult]:
+    """The cases with their figures re-estimated for another TPU generation (the checker used the default)."""
+    chip = chips.chip(chip_name)
+    return [replace(c, performance=estimate(c.calls, c.performance.flops, c.performance.hbm_bytes_min, chip, c.label))
+            if c.performance is not None else c for c in cases]

@@ -1,0 +1,133 @@
+"""The efficiency chapter and the performance card through real checks and the CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from conftest import one_sentence
+
+from pallas_puzzles import backends
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.cli import app
+from pallas_puzzles.engine.checker import check_puzzle
+from pallas_puzzles.metadata import load_course
+from pallas_puzzles.perf import chips
+
+REPO = Path(__file__).resolve().parents[1]
+COURSE = load_course()
+BUDGETED = [p for p in COURSE.puzzles if p.budget is not None]
+PERFORMANCE_KEYS = {"hbm_bytes_read", "hbm_bytes_written", "hbm_bytes_min", "flops", "vmem_bytes",
+                    "vmem_limit_bytes", "grid_steps", "est_seconds", "bound", "chip", "operands"}
+
+
+def test_the_chapter_has_four_budgeted_puzzles_each_with_a_wasteful_mistake():
+    assert [p.number for p in BUDGETED] == [21, 22, 23, 24]
+    mistakes = tomllib.loads((REPO / "tests" / "mistakes.toml").read_text())["mistake"]
+    for puzzle in BUDGETED:
+        assert any(m["puzzle"] == puzzle.number and m["kind"] == "over-budget" for m in mistakes), puzzle.label
+        assert not any(str(n) in puzzle.hints[-1] for n in range(2, 10)), "the last hint names the idea, not numbers"
+
+
+@pytest.mark.parametrize("puzzle", BUDGETED, ids=lambda p: p.label)
+def test_solution_meets_its_budget_on_every_backends_shape_cases(puzzle):
+    """Run each backend's cases on the interpreter: the model sees the same layouts there."""
+    for name in puzzle.backends:
+        cases = puzzle.cases_for(backends.get(name))
+        on_interpreter = dataclasses.replace(puzzle, cases={INTERPRET.cases: cases})
+        result = check_puzzle(on_interpreter, REPO / "solutions" / puzzle.file, INTERPRET, fail_fast=False)
+        failures = [(c.label, c.finding and c.finding.message) for c in result.cases if not c.passed]
+        assert result.passed, (name, failures)
+        for case in result.cases:
+            assert case.performance.traffic_ratio <= (puzzle.budget.traffic or 99)
+            assert case.performance.vmem_bytes <= case.performance.vmem_limit_bytes
+
+
+def test_chip_table_matches_jaxs_own_tpu_info():
+    from jax.experimental.pallas import tpu as pltpu
+
+    if not hasattr(pltpu, "get_tpu_info_for_chip"):
+        pytest.skip("this jax has no TPU info to compare with")
+    for name, version in (("v5e", "TPU_V5E"), ("v6e", "TPU_V6E"), ("v5p", "TPU_V5P"), ("v4", "TPU_V4")):
+        info = pltpu.get_tpu_info_for_chip(pltpu.ChipVersion[version], 1)
+        chip = chips.chip(name)
+        assert chip.hbm_bytes_per_second == info.mem_bw_bytes_per_second
+        assert chip.flops_per_second == info.bf16_ops_per_second
+        assert chip.vmem_capacity_bytes == info.vmem_capacity_bytes
+        assert chip.vmem_limit_bytes <= chip.vmem_capacity_bytes
+
+
+def test_verify_json_carries_the_traffic_the_model_predicts(workspace, cli, validate_json):
+    result = cli.invoke(app, ["verify", "14", "--solutions", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    validate_json(document)
+    perf = document["performance"]
+    assert PERFORMANCE_KEYS <= set(perf)
+    # The largest case, M=100 N=200 K=256 with (64, 128, 128) blocks on a (2, 2, 2) grid: x's (i, k) and
+    # y's (k, j) blocks change at every step (8 copies each, the partial edge blocks counted in bounds).
+    assert perf["case"] == "M=100, N=200, K=256"
+    assert perf["hbm_bytes_read"] == 4 * (4 * 64 * 128 + 4 * 36 * 128) + 4 * (4 * 128 * 128 + 4 * 128 * 72)
+    assert perf["hbm_bytes_written"] == 4 * 100 * 200
+    assert perf["hbm_bytes_min"] == 4 * (100 * 256 + 256 * 200 + 100 * 200)
+    assert perf["flops"] == 2 * 100 * 200 * 256
+    assert perf["grid_steps"] == 8 and perf["chip"] == "v5e" and perf["vmem_limit_bytes"] == 16 << 20
+    assert perf["vmem_bytes"] == 2 * 4 * (64 * 128 + 128 * 128 + 64 * 128) + 4 * 64 * 128
+    assert all(case["performance"] is not None for case in document["cases"])
+
+
+def test_perf_shows_the_card_for_the_reference_solution(workspace, cli):
+    result = cli.invoke(app, ["perf", "23", "--solution"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "Performance on a TPU v5e" in text and "HBM traffic" in text and "1.0×" in text
+    assert "Every array crosses between HBM and VMEM once" in text
+
+
+def test_perf_on_another_chip_and_a_wrong_chip(workspace, cli, validate_json):
+    result = cli.invoke(app, ["perf", "24", "--solution", "--chip", "v6e", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    validate_json(document)
+    assert document["performance"]["chip"] == "v6e" and document["performance"]["vmem_limit_bytes"] == 32 << 20
+    bad = cli.invoke(app, ["perf", "24", "--chip", "v99"])
+    assert bad.exit_code == 2
+    assert "Unknown TPU generation 'v99'" in one_sentence(bad.output)
+
+
+def test_a_failing_check_shows_no_card(workspace, cli):
+    result = cli.invoke(app, ["perf", "21"])  # the untouched stub
+    assert result.exit_code == 1
+    assert "Performance on a TPU" not in result.output
+
+
+def test_watch_mode_shows_the_card_after_a_pass(tmp_path, monkeypatch):
+    import contextlib
+    import dataclasses as dc
+
+    from test_perf_model import call, operand
+    from test_watch import FIRST, FakeChecker, Session, solve
+
+    from pallas_puzzles.perf.model import estimate
+    from pallas_puzzles.results import CaseResult
+    from pallas_puzzles.workspace import init_workspace
+
+    grid = (4,)
+    layout = call("add", grid, operand("x", "input", (1024,), (256,), lambda i: (i,), grid),
+                  operand("z", "output", (1024,), (256,), lambda i: (i,), grid))
+    perf = estimate((layout,), 1024.0, 8192, chips.chip(), "N=1024")
+
+    class CardChecker(FakeChecker):
+        def check(self, puzzle, file):
+            result = super().check(puzzle, file)
+            return dc.replace(result, cases=[CaseResult("N=1024", result.passed, calls=(layout,), performance=perf)])
+
+    init_workspace(tmp_path / "ws", COURSE)
+    with contextlib.chdir(tmp_path / "ws"):
+        solve(tmp_path / "ws", FIRST)
+        text = " ".join(Session(tmp_path / "ws", CardChecker()).start().quit().split())
+    assert "Performance on a TPU v5e (model), case N=1024" in text and "solved!" in text
+    assert text.index("Performance on a TPU") < text.index("solved!")
