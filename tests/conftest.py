@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -12,7 +13,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pallas_puzzles.backends import STRICT_PRECISION_XLA_FLAG
 from pallas_puzzles.metadata import Course, load_course
+
+# In-process checks see the precision the worker process sets up (before jax is imported).
+if STRICT_PRECISION_XLA_FLAG not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {STRICT_PRECISION_XLA_FLAG}".strip()
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -91,11 +91,18 @@ def jax_version_verdict(version: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+# XLA on the CPU may keep a bf16 result in float32 when it is cast straight back
+# (excess precision), so "dot in bf16, then cast" would pass; compute at the precision asked for.
+STRICT_PRECISION_XLA_FLAG = "--xla_allow_excess_precision=false"
+
+
 def prepare_environment(requested: str, mode: Mode) -> None:
     """Set before jax is imported: the CPU-only checks never touch an accelerator."""
     if requested == INTERPRET.name or mode is Mode.LOWER:
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if STRICT_PRECISION_XLA_FLAG not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {STRICT_PRECISION_XLA_FLAG}".strip()
 
 
 def configure_jax() -> None:

@@ -24,7 +24,7 @@ from pallas_puzzles.engine.compare import compare
 from pallas_puzzles.engine.explain import lowering
 from pallas_puzzles.engine.explain.runtime import diagnose, import_finding, syntax_finding
 from pallas_puzzles.engine.explain.source import make_line, remember_source
-from pallas_puzzles.engine.intercept import call_reader, patch
+from pallas_puzzles.engine.intercept import call_reader, patch, poison
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation, session_scope
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
@@ -128,7 +128,8 @@ class _Case:
         self.label = specs.case_label(sizes)
         self.started = time.perf_counter()
         self.session = StrictSession(backend=backend, learner_file=str(learner_file),
-                                     allow_revisits=puzzle.sequential_grid)
+                                     allow_revisits=puzzle.sequential_grid,
+                                     poison=poison.poison_for_case(index), seed=index)
 
     def done(self, passed: bool, *findings: Finding, mismatch: Any = None) -> CaseResult:
         return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.intercept import call_reader, index_maps, sentinel
+from pallas_puzzles.engine.intercept import call_reader, index_maps, poison, sentinel, static_slices
 from pallas_puzzles.engine.intercept.session import active
 
 _original_pallas_call: Callable[..., Any] | None = None
@@ -54,6 +54,8 @@ def install() -> None:
     if _original_pallas_call is None:
         _original_pallas_call = pl.pallas_call
         pl.pallas_call = strict_pallas_call
+    poison.install()
+    static_slices.install()
 
 
 def reset_interpreter() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,13 @@ class StrictSession:
     backend: Backend
     learner_file: str
     allow_revisits: bool = False
+    # What uninitialised memory and block padding read as (see poison.py): NaN, or finite
+    # garbage of either sign, as on hardware. Alternated per shape case.
+    poison: float = math.nan
+    # Seeds the interpreter's shuffle of "parallel" grid axes: each case runs them in another order.
+    seed: int = 0
+    # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
+    interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
     grid_points: list[tuple[int, ...]] = field(default_factory=list)
     callback_errors: list[BaseException] = field(default_factory=list)
@@ -39,13 +47,20 @@ class StrictSession:
         return token
 
     def interpret_params(self) -> Any:
+        """The strict interpreter settings; options the installed jax lacks are left out."""
+        import dataclasses
+
         from jax.experimental.pallas import tpu as pltpu
 
-        return pltpu.InterpretParams(
-            out_of_bounds_reads="raise",
-            uninitialized_memory="nan",
-            grid_point_recorder=self.record_grid_point,
-        )
+        options: dict[str, Any] = {
+            "out_of_bounds_reads": "raise",
+            "uninitialized_memory": "nan",  # poison.py turns this into self.poison
+            "grid_point_recorder": self.record_grid_point,
+            "random_seed": self.seed,
+            **self.interpret_options,
+        }
+        known = {f.name for f in dataclasses.fields(pltpu.InterpretParams)}
+        return pltpu.InterpretParams(**{k: v for k, v in options.items() if k in known})
 
 
 class _ActiveSession:
