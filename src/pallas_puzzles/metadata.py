@@ -37,6 +37,25 @@ class InputSpec:
 
 
 @dataclass(frozen=True)
+class Reshape:
+    """How one shape case moves an input away from the default range: value * scale + shift.
+
+    Declared per case in puzzles.toml (`distributions`), where the numerics are the
+    lesson: all-negative rows, large magnitudes, an offset that makes cancellation visible.
+    """
+
+    input: str
+    shift: float = 0.0
+    scale: float = 1.0
+
+    def describe(self) -> str:
+        parts = [f"scaled by {self.scale:g}"] if self.scale != 1.0 else []
+        if self.shift:
+            parts.append(f"shifted by {self.shift:+g}")
+        return f"{self.input} {' and '.join(parts)}" if parts else ""
+
+
+@dataclass(frozen=True)
 class Puzzle:
     number: int
     name: str
@@ -56,10 +75,16 @@ class Puzzle:
     time_limit: float = 0.0  # 0: derived from reference_seconds
     reference_seconds: float = 0.0  # what a cold check of the reference solution takes (measured)
     spec: str = ""  # spec module name under pallas_puzzles.specs; defaults to the puzzle name
+    # Per shape case (by index, repeating): how its inputs depart from the default range.
+    distributions: tuple[tuple[Reshape, ...], ...] = ()
 
     @property
     def label(self) -> str:
         return f"{self.number:02d} {self.name}"
+
+    def distribution(self, case_index: int) -> tuple[Reshape, ...]:
+        """The input reshapes of one shape case (none when the puzzle declares none)."""
+        return self.distributions[case_index % len(self.distributions)] if self.distributions else ()
 
     def cases_for(self, backend: Backend) -> tuple[dict[str, int], ...]:
         """Shape cases for a backend; the interpreter's cases are the default."""
@@ -142,7 +167,19 @@ def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
         time_limit=float(raw.get("time_limit", 0.0)),
         reference_seconds=float(raw.get("reference_seconds", 0.0)),
         spec=raw.get("spec", raw["name"]),
+        distributions=_parse_distributions(raw),
     )
+
+
+def _parse_distributions(raw: dict[str, Any]) -> tuple[tuple[Reshape, ...], ...]:
+    names = {item["name"] for item in raw.get("inputs", [])}
+    out = []
+    for case in raw.get("distributions", []):
+        if not set(case) <= names:
+            raise ValueError(f"puzzles.toml: puzzle {raw.get('number')} reshapes unknown inputs {sorted(set(case) - names)}")
+        out.append(tuple(Reshape(input=name, shift=float(how.get("shift", 0.0)), scale=float(how.get("scale", 1.0)))
+                         for name, how in case.items()))
+    return tuple(out)
 
 
 @functools.cache

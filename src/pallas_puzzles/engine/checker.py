@@ -125,7 +125,7 @@ class _Case:
 
     def __init__(self, puzzle: Puzzle, sizes: dict[str, int], index: int, backend: Backend, learner_file: Path) -> None:
         self.puzzle, self.sizes, self.index = puzzle, sizes, index
-        self.label = specs.case_label(sizes)
+        self.label = specs.case_label(sizes, puzzle, index)
         self.started = time.perf_counter()
         self.session = StrictSession(backend=backend, learner_file=str(learner_file),
                                      allow_revisits=puzzle.sequential_grid,
