@@ -7,6 +7,7 @@ installed) and returns plain data; rendering happens elsewhere.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import io
 import itertools
@@ -21,8 +22,14 @@ import numpy as np
 from pallas_puzzles.backends import TPU, Backend, Mode
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.compare import compare
-from pallas_puzzles.engine.explain import lowering
-from pallas_puzzles.engine.explain.runtime import diagnose, import_finding, syntax_finding
+from pallas_puzzles.engine.explain import cause, lowering
+from pallas_puzzles.engine.explain.launcher_lines import argument_line
+from pallas_puzzles.engine.explain.runtime import (
+    diagnose,
+    import_finding,
+    syntax_finding,
+    wrong_out_shape,
+)
 from pallas_puzzles.engine.explain.source import make_line, remember_source
 from pallas_puzzles.engine.intercept import call_reader, patch, poison
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation, session_scope
@@ -110,12 +117,14 @@ def _output_layout(session: StrictSession, shape: tuple[int, ...]) -> tuple[tupl
     return None, None
 
 
-def _shape_finding(expected: np.ndarray, got: Any) -> Finding | None:
+def _shape_finding(expected: np.ndarray, got: Any, session: StrictSession) -> Finding | None:
     got_shape = tuple(getattr(got, "shape", ()))
     if got_shape != tuple(expected.shape):
+        out_shape = [argument_line(r.call_line, "out_shape") for r in session.calls[-1:]]
         return Finding(
             FindingKind.SHAPE,
             f"Your function returned shape {got_shape}; the spec's output has shape {tuple(expected.shape)}.",
+            where=tuple(line for line in out_shape if line is not None),
         )
     return None
 
@@ -149,17 +158,41 @@ def run_case(case: _Case, entry: Any) -> CaseResult:
             got = jax.block_until_ready(entry(*(jnp.asarray(a) for a in inputs)))
     except Exception as exc:  # the learner's code failed: explain it
         finding = diagnose(exc, case.session)
+        finding = wrong_out_shape(finding, case.session, tuple(expected.shape)) or finding
         if interprets:
             patch.reset_interpreter()
         return case.done(False, finding)
     if isinstance(got, (tuple, list)) and len(got) == 1:
         got = got[0]
-    shape_problem = _shape_finding(expected, got)
+    shape_problem = _shape_finding(expected, got, case.session)
     if shape_problem is not None:
         return case.done(False, shape_problem)
     block, covered = _output_layout(case.session, tuple(expected.shape))
     mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered)
-    return case.done(mismatch is None, mismatch=mismatch)
+    if mismatch is None:
+        return case.done(True)
+    probe = functools.partial(_probe, case, entry, inputs)
+    causes, mismatch = cause.explain(expected, np.asarray(got), mismatch, case.session, covered, probe)
+    return case.done(False, *causes, mismatch=mismatch)
+
+
+def _probe(case: _Case, entry: Any, inputs: tuple[np.ndarray, ...], **changes: Any) -> np.ndarray | None:
+    """Run a failed case again with some session settings changed (see explain/cause.py)."""
+    import jax
+    import jax.numpy as jnp
+
+    if not case.session.backend.interprets:
+        return None
+    probe = dataclasses.replace(case.session, calls=[], grid_points=[], callback_errors=[], **changes)
+    try:
+        with session_scope(probe), jax.default_device(jax.devices("cpu")[0]), \
+                contextlib.redirect_stdout(io.StringIO()):
+            got = jax.block_until_ready(entry(*(jnp.asarray(a) for a in inputs)))
+    except Exception:
+        patch.reset_interpreter()
+        return None
+    got = got[0] if isinstance(got, (tuple, list)) and len(got) == 1 else got
+    return np.asarray(got)
 
 
 def lower_case(case: _Case, entry: Any) -> CaseResult:

@@ -36,6 +36,10 @@ class StrictSession:
     poison: float = math.nan
     # Seeds the interpreter's shuffle of "parallel" grid axes: each case runs them in another order.
     seed: int = 0
+    # The value written into output blocks before their first visit; None: sentinel.sentinel_for.
+    sentinel: float | None = None
+    # Run every "parallel" axis as "arbitrary" (in order): a probe for order-dependent kernels.
+    sequential: bool = False
     # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
     interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
