@@ -28,7 +28,13 @@ from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding, Mismatch, SourceLine
 
 PROBE_FILL = 3.0  # output pre-fill in the probe run: an accumulating store visibly changes it
-PROBE_POISON = 0.0  # padding and fresh scratch in the probe run: finite and harmless to exp
+
+
+def probe_poison(poison: float) -> float:
+    """Padding in the probe run: zeros after NaN (finite and harmless to exp, so NaN that stays
+    is arithmetic), else garbage of the other sign (zeros can agree with garbage by chance)."""
+    return 0.0 if math.isnan(poison) else -poison
+
 MAX_POINTS = 6
 
 Probe = Callable[..., "np.ndarray | None"]  # reruns the case with StrictSession fields changed
@@ -125,7 +131,7 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
         in_order = probe(sequential=True)
         if in_order is not None and in_order.shape == got.shape and not bad_mask(expected, in_order, m.rtol, m.atol).any():
             return (order,), m
-    again = probe(poison=PROBE_POISON, sentinel=PROBE_FILL)
+    again = probe(poison=probe_poison(session.poison), sentinel=PROBE_FILL)
     if again is None or again.shape != got.shape:
         return (), m
     if looks_unwritten.any():
@@ -150,7 +156,7 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
             return (Finding(
                 FindingKind.NAN_ARITHMETIC,
                 f"{int(nan.sum())} element(s) of {name} are NaN or inf, and stay so when padding and unwritten "
-                f"memory hold zeros: the kernel's own arithmetic makes them.",
+                f"memory hold other values: the kernel's own arithmetic makes them.",
                 where=m.stored_at, array=name),), m
         if math.isnan(session.poison):
             return (), m  # NaN read from padding: the mismatch-nan explanation is the right one
@@ -158,6 +164,6 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
         return (Finding(
             FindingKind.PADDING_DEPENDENT,
             f"Your result depends on padding or memory you never wrote: {int(bad.sum())} element(s) of {name} "
-            f"are wrong with large finite garbage there, and change when it holds zeros.",
+            f"are wrong, and change when that memory holds other values.",
             where=m.stored_at, array=name),), m
     return (), m
