@@ -144,7 +144,7 @@ def render_case(case: CaseResult, advise: bool = True) -> Group:
     parts: list[object] = [head]
     parts.extend(render_finding(finding) for finding in case.findings)
     if case.mismatch is not None:
-        parts.append(render_mismatch(case.mismatch, advise))
+        parts.append(render_mismatch(case.mismatch, advise and not case.findings))
     return Group(*parts)
 
 

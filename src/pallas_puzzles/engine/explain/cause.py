@@ -64,8 +64,11 @@ def _bad_grid_points(out: _Output, bad: np.ndarray) -> list[tuple[int, ...]]:
     per_example = bad.reshape((-1,) + bad.shape[out.lead:]).any(axis=0) if out.lead else bad
     dims = np.asarray(info.block_dims)
     bad_blocks = {tuple(int(v) for v in row) for row in np.argwhere(per_example) // dims}
-    points = itertools.product(*(range(g) for g in out.record.grid))
-    return [p for p, block in zip(points, info.block_indices) if tuple(block) in bad_blocks]
+    points = list(itertools.product(*(range(g) for g in out.record.grid)))
+    blocks = [tuple(b) for b in info.block_indices]
+    # A block visited by consecutive steps is copied out after the last of them: that step wrote it.
+    return [p for n, (p, block) in enumerate(zip(points, blocks))
+            if block in bad_blocks and (n + 1 == len(blocks) or blocks[n + 1] != block)]
 
 
 def _located(m: Mismatch, out: _Output | None, bad: np.ndarray) -> Mismatch:
