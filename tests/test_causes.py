@@ -12,13 +12,13 @@ import math
 from pathlib import Path
 
 import pytest
+from test_mistakes import COURSE, MISTAKES, build_mistake, rendered
 
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.engine.intercept import poison, static_slices
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CheckResult, Finding
-from test_mistakes import COURSE, MISTAKES, build_mistake, rendered
 
 
 @functools.cache

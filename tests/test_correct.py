@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_mistakes import COURSE, build_mistake, rendered
 
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.engine.checker import check_puzzle
-from test_mistakes import COURSE, build_mistake, rendered
 
 REPO = Path(__file__).resolve().parents[1]
 CORRECT: list[dict[str, Any]] = tomllib.loads((REPO / "tests" / "correct.toml").read_text())["correct"]
