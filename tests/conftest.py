@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from pallas_puzzles import backends
 from pallas_puzzles.metadata import Course, load_course
 
-# Checks made in this process compile with the checker process's XLA options.
-backends.use_fast_compile_flags()
+# Checks made in this process compile with the checker process's XLA options (precision, speed).
+backends.use_checker_xla_flags()
 
 REPO = Path(__file__).resolve().parents[1]
 

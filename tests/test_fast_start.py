@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from pallas_puzzles.backends import FAST_COMPILE_FLAGS, fast_compile_flags, with_flags
+from pallas_puzzles.backends import (
+    FAST_COMPILE_FLAGS,
+    STRICT_PRECISION_XLA_FLAG,
+    fast_compile_flags,
+    with_flags,
+)
 from pallas_puzzles.metadata import load_course
 from pallas_puzzles.worker.client import Worker
 
@@ -56,17 +61,17 @@ def test_this_legs_jaxlib_compiles_with_the_flags_it_is_given():
     assert done.returncode == 0, done.stderr[-2000:]
     flags_line, value = done.stdout.split("\n")[:2]
     assert value == "41"
-    assert flags_line.split() == list(fast_compile_flags(metadata.version("jaxlib")))
+    assert flags_line.split() == [STRICT_PRECISION_XLA_FLAG, *fast_compile_flags(metadata.version("jaxlib"))]
 
 
 def test_the_flags_can_be_turned_off():
     done = run_python("""
         import os
         from pallas_puzzles import backends
-        backends.use_fast_compile_flags()
+        backends.use_checker_xla_flags()
         print(repr(os.environ.get("XLA_FLAGS", "")))
     """, XLA_FLAGS="", PALLAS_PUZZLES_FAST_COMPILE="0")
-    assert done.stdout.strip() == "''"
+    assert done.stdout.strip() == repr(STRICT_PRECISION_XLA_FLAG)  # precision is not a speed option
 
 
 def test_the_interpret_backend_never_loads_the_gpu_interpreter():

@@ -146,6 +146,42 @@ class FindingKind(Enum):
         "the fixed cost of each grid step. Make the kernel move less data or take fewer, larger steps.",
     )
 
+    # Causes of a mismatch, found by running a failed case once more with other garbage
+    # in unwritten memory, another sentinel, or the parallel axes in order (issue 9).
+    READ_BEFORE_WRITTEN = (
+        "read-before-written", "output read before it was written",
+        "Every element was written, but the first write added to (or mixed in) what the memory held "
+        "before: a ref is not zero when a kernel starts. Initialise it first, e.g. under "
+        "@pl.when(k == 0) set z_ref[...] = jnp.zeros_like(z_ref) before the first +=.",
+    )
+    PADDING_DEPENDENT = (
+        "padding-dependent", "depends on padding or unwritten memory",
+        "Your result depends on padding or memory you never wrote: it changes when that memory holds "
+        "other values. On hardware it holds finite garbage, not NaN, so scrubbing NaNs "
+        "(jnp.nan_to_num, isnan tests) does not help. Mask by position instead: compare an iota plus "
+        "the block's offset with the array size, and use jnp.where to replace what lies past the edge.",
+    )
+    NAN_ARITHMETIC = (
+        "nan-arithmetic", "NaN from arithmetic",
+        "This NaN is made by the kernel's own arithmetic, not read from padding: it stays when padding "
+        "holds finite values. NaN comes from inf - inf, inf * 0 and 0 / 0: an exp that overflows "
+        "because the maximum was not subtracted first, or a sum of exps that all underflowed to 0 "
+        "because a running maximum started at 0 instead of -inf.",
+    )
+    NEVER_TRUE_WHEN = (
+        "never-true-when", "store guarded by a condition never true",
+        "Every store into this output sits under a pl.when whose condition was false at every grid "
+        "point that visits the block, so the block was never written. Check the condition: the last "
+        "step of an axis is pl.num_programs(axis) - 1, not pl.num_programs(axis).",
+    )
+    ORDER = (
+        "order", "depends on the order of a parallel axis",
+        "A 'parallel' grid axis promises that its steps are independent: they may run in any order, "
+        "or on two cores at once. This kernel carries state from one step of that axis to the next, "
+        "so it is right only in one order. Mark the axis 'arbitrary' in dimension_semantics, or make "
+        "each step independent.",
+    )
+
     def __init__(self, name: str, label: str, explanation: str) -> None:
         self.id = name
         self.label = label

@@ -43,6 +43,22 @@ class Budget:
     traffic: float = 0.0  # HBM bytes moved, as a multiple of the minimum (inputs read once, output written once)
     time: float = 0.0  # estimated time, as a multiple of the ideal (minimum traffic, peak compute, one step)
     vmem: bool = True  # blocks and scratch must fit the chip's default VMEM limit
+class Reshape:
+    """How one shape case moves an input away from the default range: value * scale + shift.
+
+    Declared per case in puzzles.toml (`distributions`), where the numerics are the
+    lesson: all-negative rows, large magnitudes, an offset that makes cancellation visible.
+    """
+
+    input: str
+    shift: float = 0.0
+    scale: float = 1.0
+
+    def describe(self) -> str:
+        parts = [f"scaled by {self.scale:g}"] if self.scale != 1.0 else []
+        if self.shift:
+            parts.append(f"shifted by {self.shift:+g}")
+        return f"{self.input} {' and '.join(parts)}" if parts else ""
 
 
 @dataclass(frozen=True)
@@ -69,10 +85,16 @@ class Puzzle:
     cores: int = 1  # TensorCores the TPU interpreter simulates (parallel grid axes are split over them)
     detect_races: bool = False  # the interpreter's race detector: DMAs in flight, cores sharing a block
     budget: Budget | None = None  # efficiency puzzles: graded on the cost model too
+    # Per shape case (by index, repeating): how its inputs depart from the default range.
+    distributions: tuple[tuple[Reshape, ...], ...] = ()
 
     @property
     def label(self) -> str:
         return f"{self.number:02d} {self.name}"
+
+    def distribution(self, case_index: int) -> tuple[Reshape, ...]:
+        """The input reshapes of one shape case (none when the puzzle declares none)."""
+        return self.distributions[case_index % len(self.distributions)] if self.distributions else ()
 
     def cases_for(self, backend: Backend) -> tuple[dict[str, int], ...]:
         """Shape cases for a backend; the interpreter's cases are the default."""
@@ -159,7 +181,19 @@ def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
         cores=int(raw.get("cores", 1)),
         detect_races=bool(raw.get("detect_races", False)),
         budget=Budget(**raw["budget"]) if "budget" in raw else None,
+        distributions=_parse_distributions(raw),
     )
+
+
+def _parse_distributions(raw: dict[str, Any]) -> tuple[tuple[Reshape, ...], ...]:
+    names = {item["name"] for item in raw.get("inputs", [])}
+    out = []
+    for case in raw.get("distributions", []):
+        if not set(case) <= names:
+            raise ValueError(f"puzzles.toml: puzzle {raw.get('number')} reshapes unknown inputs {sorted(set(case) - names)}")
+        out.append(tuple(Reshape(input=name, shift=float(how.get("shift", 0.0)), scale=float(how.get("scale", 1.0)))
+                         for name, how in case.items()))
+    return tuple(out)
 
 
 @functools.cache

@@ -87,6 +87,24 @@ class Mismatch:
     block_map_title: str = ""
     rtol: float = 0.0
     atol: float = 0.0
+    # Where the wrong blocks came from: the grid points whose output block holds a wrong
+    # element (in grid order, at most a few) and the kernel lines that store into that output.
+    grid_points: tuple[tuple[int, ...], ...] = ()
+    more_grid_points: int = 0  # wrong grid points beyond those listed
+    stored_at: tuple[SourceLine, ...] = ()
+
+    def origin(self) -> str:
+        """"The wrong blocks are the ones written at grid points (0, 3), (1, 3); they were stored at line 41"."""
+        if not self.grid_points:
+            return ""
+        points = ", ".join(str(p) for p in self.grid_points)
+        points += f" and {self.more_grid_points} more" if self.more_grid_points else ""
+        noun = "grid point" if len(self.grid_points) + self.more_grid_points == 1 else "grid points"
+        text = f"The wrong blocks are the ones written at {noun} {points}"
+        if not self.stored_at:
+            return text + "."
+        plural = "s" if len(self.stored_at) > 1 else ""
+        return text + f"; they were stored at line{plural} {', '.join(str(s.line) for s in self.stored_at)}:"
 
     @property
     def kind(self) -> FindingKind:

@@ -20,20 +20,25 @@ import numpy as np
 
 from pallas_puzzles import versions
 from pallas_puzzles.backends import TPU, Backend, Mode
-from pallas_puzzles.engine import specs
+from pallas_puzzles.engine import probe, specs
 from pallas_puzzles.engine.compare import compare
-from pallas_puzzles.engine.explain import lowering
-from pallas_puzzles.engine.explain.runtime import diagnose, import_finding, syntax_finding
+from pallas_puzzles.engine.explain import cause, lowering
+from pallas_puzzles.engine.explain.launcher_lines import argument_line
+from pallas_puzzles.engine.explain.runtime import (
+    diagnose,
+    import_finding,
+    syntax_finding,
+    wrong_out_shape,
+)
 from pallas_puzzles.engine.explain.source import make_line, remember_source
-from pallas_puzzles.engine.intercept import call_reader, dma_watch, patch
+from pallas_puzzles.engine.intercept import call_reader, dma_watch, patch, poison
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation, session_scope
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.perf import chips
 from pallas_puzzles.perf.budget import check_budget
-from pallas_puzzles.perf.model import Performance, estimate, with_batch
-from pallas_puzzles.results import CallLayout, CaseResult, CheckResult, Finding
+from pallas_puzzles.perf.model import Performance, case_performance
+from pallas_puzzles.results import CaseResult, CheckResult, Finding
 from pallas_puzzles.workspace import course_dir
 
 _module_counter = itertools.count()
@@ -98,17 +103,6 @@ def _case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> _CaseData:
     return _case_cache[key]
 
 
-def _performance(calls: tuple[CallLayout, ...], label: str, inputs: tuple[np.ndarray, ...], expected: np.ndarray,
-                 flops: float) -> Performance:
-    """The cost model's figures for the calls a case made (on the default TPU generation)."""
-    outputs = [op for op in calls[-1].operands if op.role == "output"] if calls else []
-    lead = expected.ndim - len(outputs[0].shape) if len(outputs) == 1 else 0
-    if lead > 0 and tuple(expected.shape[lead:]) == outputs[0].shape:  # under jax.vmap: per-example shapes
-        calls = tuple(with_batch(c, tuple(expected.shape[:lead])) for c in calls)
-    minimum = sum(int(a.nbytes) for a in inputs) + int(expected.nbytes)
-    return estimate(calls, flops, minimum, chips.chip(), label)
-
-
 def _output_layout(session: StrictSession, shape: tuple[int, ...]) -> tuple[tuple[int, ...] | None, np.ndarray | None]:
     """Block shape and coverage of the pallas_call output that produced a result of `shape`.
 
@@ -126,12 +120,14 @@ def _output_layout(session: StrictSession, shape: tuple[int, ...]) -> tuple[tupl
     return None, None
 
 
-def _shape_finding(expected: np.ndarray, got: Any) -> Finding | None:
+def _shape_finding(expected: np.ndarray, got: Any, session: StrictSession) -> Finding | None:
     got_shape = tuple(getattr(got, "shape", ()))
     if got_shape != tuple(expected.shape):
+        out_shape = [argument_line(r.call_line, "out_shape") for r in session.calls[-1:]]
         return Finding(
             FindingKind.SHAPE,
             f"Your function returned shape {got_shape}; the spec's output has shape {tuple(expected.shape)}.",
+            where=tuple(line for line in out_shape if line is not None),
         )
     return None
 
@@ -141,11 +137,12 @@ class _Case:
 
     def __init__(self, puzzle: Puzzle, sizes: dict[str, int], index: int, backend: Backend, learner_file: Path) -> None:
         self.puzzle, self.sizes, self.index = puzzle, sizes, index
-        self.label = specs.case_label(sizes)
+        self.label = specs.case_label(sizes, puzzle, index)
         self.started = time.perf_counter()
         self.session = StrictSession(backend=backend, learner_file=str(learner_file),
                                      allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
-                                     detect_races=puzzle.detect_races)
+                                     detect_races=puzzle.detect_races,
+                                     poison=poison.poison_for_case(index), seed=index)
 
     def done(self, passed: bool, *findings: Finding, mismatch: Any = None,
              performance: Performance | None = None) -> CaseResult:
@@ -168,20 +165,23 @@ def run_case(case: _Case, entry: Any) -> CaseResult:
             got = jax.block_until_ready(entry(*(jnp.asarray(a) for a in inputs)))
     except Exception as exc:  # the learner's code failed: explain it
         finding = diagnose(exc, case.session)
+        finding = wrong_out_shape(finding, case.session, tuple(expected.shape)) or finding
         if interprets:
             patch.reset_interpreter()
         return case.done(False, finding)
     if isinstance(got, (tuple, list)) and len(got) == 1:
         got = got[0]
-    shape_problem = _shape_finding(expected, got)
+    shape_problem = _shape_finding(expected, got, case.session)
     if shape_problem is not None:
         return case.done(False, shape_problem)
     block, covered = _output_layout(case.session, tuple(expected.shape))
     mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered)
     if mismatch is not None:
-        return case.done(False, mismatch=mismatch)
+        rerun = functools.partial(probe.rerun, case.session, entry, inputs)
+        causes, mismatch = cause.explain(expected, np.asarray(got), mismatch, case.session, covered, rerun)
+        return case.done(False, *causes, mismatch=mismatch)
     calls = tuple(call_reader.layout(record) for record in case.session.calls)
-    performance = _performance(calls, case.label, inputs, expected, flops)
+    performance = case_performance(calls, case.label, inputs, expected, flops)
     budget = case.puzzle.budget
     over = check_budget(performance, budget, calls) if budget is not None else None
     return case.done(over is None, *([over] if over else []), performance=performance)

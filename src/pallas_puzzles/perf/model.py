@@ -15,7 +15,9 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pallas_puzzles.perf import chips
 from pallas_puzzles.perf.chips import Chip
@@ -234,3 +236,14 @@ def for_chip(cases: list[CaseResult], chip_name: str) -> list[CaseResult]:
     chip = chips.chip(chip_name)
     return [replace(c, performance=estimate(c.calls, c.performance.flops, c.performance.hbm_bytes_min, chip, c.label))
             if c.performance is not None else c for c in cases]
+
+
+def case_performance(calls: tuple[CallLayout, ...], label: str, inputs: Sequence[Any], expected: Any,
+                     flops: float) -> Performance:
+    """The figures for the calls one shape case made (numpy inputs and spec output), on the default chip."""
+    outputs = [op for op in calls[-1].operands if op.role == "output"] if calls else []
+    lead = expected.ndim - len(outputs[0].shape) if len(outputs) == 1 else 0
+    if lead > 0 and tuple(expected.shape[lead:]) == outputs[0].shape:  # under jax.vmap: per-example shapes
+        calls = tuple(with_batch(c, tuple(expected.shape[:lead])) for c in calls)
+    minimum = sum(int(a.nbytes) for a in inputs) + int(expected.nbytes)
+    return estimate(calls, flops, minimum, chips.chip(), label)

@@ -61,6 +61,9 @@ def mismatch_dict(m: Mismatch) -> dict[str, Any]:
                       "fault": e.fault.value} for e in m.examples],
         "block_shape": list(m.block_shape),
         "block_map": list(m.block_map),
+        "grid_points": [list(point) for point in m.grid_points],
+        "more_grid_points": m.more_grid_points,
+        "stored_at": [{"file": w.file, "line": w.line, "text": w.text} for w in m.stored_at],
     }
 
 

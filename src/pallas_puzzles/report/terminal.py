@@ -125,14 +125,14 @@ def render_mismatch(m: Mismatch, advise: bool = True) -> Group:
     if not math.isnan(m.max_abs_error):
         extras.append(f"max abs error {m.max_abs_error:.3g}")
     title = Text(counts + (f" ({', '.join(extras)})" if extras else ""), style="bold red")
-    table = Table(box=None, padding=(0, 2), show_edge=False)
-    table.add_column("index", style="cyan")
-    table.add_column("expected", justify="right")
-    table.add_column("got", justify="right", style="red")
+    table = Table("index", "expected", "got", box=None, padding=(0, 2), show_edge=False)
+    table.columns[0].style, table.columns[1].justify = "cyan", "right"
+    table.columns[2].justify, table.columns[2].style = "right", "red"
     for bad in m.examples:
         table.add_row(str(bad.index), _format_value(bad.expected), _format_value(bad.got, bad.fault))
     parts: list[object] = [title, Text(f"Output shape {m.shape}; tolerance rtol={m.rtol:g}, atol={m.atol:g}. First mismatches:", style="dim"), table]
-    parts.extend(_block_map(m))
+    origin = [Text(m.origin(), style="bold"), *_source_block(m.stored_at)] if m.origin() else []
+    parts.extend([*_block_map(m), *origin])
     if advise:
         parts.append(Text("→ " + m.kind.explanation, style="yellow"))
     return Group(*parts)
@@ -144,7 +144,7 @@ def render_case(case: CaseResult, advise: bool = True) -> Group:
     parts: list[object] = [head]
     parts.extend(render_finding(finding) for finding in case.findings)
     if case.mismatch is not None:
-        parts.append(render_mismatch(case.mismatch, advise))
+        parts.append(render_mismatch(case.mismatch, advise and not case.findings))
     return Group(*parts)
 
 

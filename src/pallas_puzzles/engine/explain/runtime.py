@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 
 from pallas_puzzles.engine.explain import dma
+from pallas_puzzles.engine.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.explain.meanings import plain_meaning
 from pallas_puzzles.engine.explain.source import learner_frames, recorded_lines
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation
+from pallas_puzzles.engine.intercept.static_slices import StaticSliceOutOfBounds
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding, SourceLine
 
@@ -90,6 +92,38 @@ def _from_callback_error(cb: BaseException, session: StrictSession) -> Finding:
     )
 
 
+def _static_slice(exc: BaseException, session: StrictSession) -> Finding | None:
+    """A static slice past a block's edge (see intercept/static_slices.py), in its own words."""
+    current: BaseException | None = exc
+    while current is not None and not isinstance(current, StaticSliceOutOfBounds):
+        current = current.__cause__ or current.__context__
+    if current is None:
+        return None
+    kind = FindingKind.OOB_WRITE if current.writing else FindingKind.OOB_READ
+    return Finding(kind, str(current), where=learner_frames(current, session.learner_file), detail=str(current))
+
+
+def wrong_out_shape(finding: Finding, session: StrictSession, expected: tuple[int, ...]) -> Finding | None:
+    """A store that failed because out_shape differs from the spec's output, blamed on out_shape."""
+    if finding.kind not in (FindingKind.ERROR, FindingKind.OOB_WRITE) or "swap" not in finding.detail:
+        return None
+    for record in reversed(session.calls):
+        for info in record.outputs:
+            lead = len(expected) - len(info.array_shape)
+            if lead < 0 or tuple(expected[lead:]) != info.array_shape:
+                return Finding(
+                    FindingKind.SHAPE,
+                    f"The output array {info.name} has shape {info.array_shape} (your out_shape), but the spec "
+                    f"returns shape {tuple(expected)}, so the kernel's store into it does not fit.",
+                    where=_with(argument_line(record.call_line, "out_shape"), finding.where), array=info.name,
+                    detail=finding.detail)
+    return None
+
+
+def _with(first: SourceLine | None, rest: tuple[SourceLine, ...]) -> tuple[SourceLine, ...]:
+    return ((first,) if first is not None else ()) + tuple(line for line in rest if line != first)
+
+
 def diagnose(exc: BaseException, session: StrictSession) -> Finding:
     """Explain an exception raised while running one shape case."""
     if isinstance(exc, StrictViolation):
@@ -97,6 +131,9 @@ def diagnose(exc: BaseException, session: StrictSession) -> Finding:
     copy_fault = dma.explain(exc, session)  # manual copies and semaphores (explain/dma.py)
     if copy_fault is not None:
         return copy_fault
+    static = _static_slice(exc, session)
+    if static is not None:
+        return static
     if session.callback_errors:
         return _from_callback_error(session.callback_errors[0], session)
     text = str(exc)

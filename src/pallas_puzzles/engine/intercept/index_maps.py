@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from pallas_puzzles.engine.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
 from pallas_puzzles.engine.intercept.session import StrictViolation
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding
+from pallas_puzzles.results import Finding, SourceLine
 
 MAX_GRID_POINTS_CHECKED = 50_000
 
@@ -37,8 +38,17 @@ def _outside(info: BlockInfo, record: CallRecord, point: tuple[int, ...], index:
         f"the array. Along dimension {dim} a block holds {size} element(s), so block {index[dim]} "
         f"starts at element {index[dim] * size}, but {info.name} has {extent} there (valid block "
         f"indices 0..{last_valid}).",
-        where=record.where(info), grid_point=point, array=info.name,
+        where=_grid_first(record, point, index[dim], last_valid) + record.where(info), grid_point=point,
+        array=info.name,
     )
+
+
+def _grid_first(record: CallRecord, point: tuple[int, ...], block: int, last_valid: int) -> tuple[SourceLine, ...]:
+    """The `grid=` line, when the grid has more steps along an axis than there are blocks:
+    the index_map is then right and the grid is what overshoots."""
+    too_long = any(p == block and g > last_valid + 1 for p, g in zip(point, record.grid))
+    line = argument_line(record.call_line, "grid") if too_long else None
+    return (line,) if line is not None else ()
 
 
 def check_index_maps(record: CallRecord, prefetch: Sequence[Any], allow_revisits: bool) -> None:

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.intercept import call_reader, index_maps, sentinel
+from pallas_puzzles.engine.intercept import call_reader, index_maps, poison, sentinel, static_slices
 from pallas_puzzles.engine.intercept.session import active
 
 _original_pallas_call: Callable[..., Any] | None = None
@@ -39,11 +39,23 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
             aliased = set((kwargs.get("input_output_aliases") or {}).values())
             skip = aliased | {i for i, o in enumerate(record.outputs) if o.memory_space is not None}
             if call_reader.static_grid(call_reader.grid_of(kwargs)[0]) is not None:
-                run_kernel = sentinel.with_sentinel_fill(kernel, record, skip)
+                run_kernel = sentinel.with_sentinel_fill(kernel, record, skip, session.sentinel)
             run_kwargs["interpret"] = session.interpret_params()
+            if session.sequential:
+                run_kwargs["compiler_params"] = _in_order(run_kwargs.get("compiler_params"))
         return _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
 
     return call
+
+
+def _in_order(params: Any) -> Any:
+    """The learner's compiler params with every grid axis "arbitrary" (run in order)."""
+    import dataclasses
+
+    semantics = getattr(params, "dimension_semantics", None)
+    if semantics is None or not dataclasses.is_dataclass(params):
+        return params
+    return dataclasses.replace(params, dimension_semantics=tuple("arbitrary" for _ in semantics))
 
 
 def install() -> None:
@@ -54,6 +66,8 @@ def install() -> None:
     if _original_pallas_call is None:
         _original_pallas_call = pl.pallas_call
         pl.pallas_call = strict_pallas_call
+    poison.install()
+    static_slices.install()
 
 
 def reset_interpreter() -> None:

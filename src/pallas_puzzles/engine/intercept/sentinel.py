@@ -51,8 +51,13 @@ def _first_visit_flags(grid: tuple[int, ...], maps: list[Callable[..., Any] | No
     return flags
 
 
-def with_sentinel_fill(kernel: Callable[..., Any], record: CallRecord, skip_outputs: set[int]) -> Callable[..., Any]:
-    """The learner's kernel, preceded by a sentinel fill of each output block on its first visit."""
+def with_sentinel_fill(kernel: Callable[..., Any], record: CallRecord, skip_outputs: set[int],
+                       fill_value: float | None = None) -> Callable[..., Any]:
+    """The learner's kernel, preceded by a sentinel fill of each output block on its first visit.
+
+    `fill_value` replaces the sentinel in a probe run: a small value that an accumulating
+    store visibly changes, telling "never written" from "read before written".
+    """
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
 
@@ -64,7 +69,7 @@ def with_sentinel_fill(kernel: Callable[..., Any], record: CallRecord, skip_outp
         out_refs = refs[n_prefetch + n_in: n_prefetch + n_in + n_out]
         flags = _first_visit_flags(record.grid, maps, prefetch_refs)
         for position, (ref, flag) in enumerate(zip(out_refs, flags)):
-            value = sentinel_for(ref.dtype)
+            value = sentinel_for(ref.dtype) if fill_value is None else np.asarray(fill_value, ref.dtype)
             if position in skip_outputs or value is None:
                 continue
 

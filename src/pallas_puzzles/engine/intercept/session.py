@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,17 @@ class StrictSession:
     allow_revisits: bool = False
     cores: int = 1  # simulated TensorCores
     detect_races: bool = False
+    # What uninitialised memory and block padding read as (see poison.py): NaN, or finite
+    # garbage of either sign, as on hardware. Alternated per shape case.
+    poison: float = math.nan
+    # Seeds the interpreter's shuffle of "parallel" grid axes: each case runs them in another order.
+    seed: int = 0
+    # The value written into output blocks before their first visit; None: sentinel.sentinel_for.
+    sentinel: float | None = None
+    # Run every "parallel" axis as "arbitrary" (in order): a probe for order-dependent kernels.
+    sequential: bool = False
+    # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
+    interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
     grid_points: list[tuple[int, ...]] = field(default_factory=list)
     callback_errors: list[BaseException] = field(default_factory=list)
@@ -45,18 +57,25 @@ class StrictSession:
         return token
 
     def interpret_params(self) -> Any:
+        """The strict interpreter settings; options the installed jax lacks are left out."""
+        import dataclasses
+
         from jax.experimental.pallas import tpu as pltpu
 
-        return pltpu.InterpretParams(
-            out_of_bounds_reads="raise",
-            uninitialized_memory="nan",
-            grid_point_recorder=self.record_grid_point,
-            num_cores_or_threads=self.cores,
-            detect_races=self.detect_races,
+        options: dict[str, Any] = {
+            "out_of_bounds_reads": "raise",
+            "uninitialized_memory": "nan",  # poison.py turns this into self.poison
+            "grid_point_recorder": self.record_grid_point,
+            "random_seed": self.seed,
+            "num_cores_or_threads": self.cores,
+            "detect_races": self.detect_races,
             # A copy lands when it starts, so a read that does not wait for it sees the race at once.
-            dma_execution_mode="eager" if self.detect_races else "on_wait",
-            vector_clock_size=VECTOR_CLOCK_SIZE if self.detect_races else None,
-        )
+            "dma_execution_mode": "eager" if self.detect_races else "on_wait",
+            "vector_clock_size": VECTOR_CLOCK_SIZE if self.detect_races else None,
+            **self.interpret_options,
+        }
+        known = {f.name for f in dataclasses.fields(pltpu.InterpretParams)}
+        return pltpu.InterpretParams(**{k: v for k, v in options.items() if k in known})
 
 
 class _ActiveSession:

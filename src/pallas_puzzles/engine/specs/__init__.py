@@ -34,6 +34,8 @@ def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple
         return tuple(custom(sizes, rng))
     import jax.numpy as jnp  # knows bfloat16 and friends
 
+    reshapes = {r.input: r for r in puzzle.distribution(case_index)}
+
     arrays = []
     for item in puzzle.inputs:
         shape = item.concrete_shape(sizes)
@@ -42,6 +44,8 @@ def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple
             arrays.append(rng.integers(int(item.low), int(item.high), size=shape).astype(dtype))
         else:
             values = rng.uniform(item.low, item.high, size=shape)
+            if item.name in reshapes:  # the case's declared distribution: far from zero, or wide
+                values = values * reshapes[item.name].scale + reshapes[item.name].shift
             arrays.append(values.astype(dtype))
     return tuple(arrays)
 
@@ -77,5 +81,8 @@ def _flops(compiled: object) -> float:
     return max(0.0, float((analysis or {}).get("flops", 0.0)))
 
 
-def case_label(sizes: dict[str, int]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sizes.items())
+def case_label(sizes: dict[str, int], puzzle: Puzzle | None = None, case_index: int = 0) -> str:
+    """"N0=10, T=77", plus how the inputs were reshaped when the case declares it."""
+    label = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    reshaped = [r.describe() for r in puzzle.distribution(case_index)] if puzzle is not None else []
+    return "; ".join([label, *filter(None, reshaped)])

@@ -1,0 +1,137 @@
+"""Findings name the real cause and the line that holds the mistake (issue 9).
+
+Each test builds a mistake from tests/mistakes.toml and asserts the finding's
+kind, the line it names first and its wording, so that a finding cannot drift
+back to blaming the grid, the padding or JAX's own words.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import pytest
+from test_mistakes import COURSE, MISTAKES, build_mistake, rendered
+
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.engine.checker import check_puzzle
+from pallas_puzzles.engine.intercept import poison, static_slices
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import CheckResult, Finding
+
+
+@functools.cache
+def checked(name: str, folder: Path) -> tuple[CheckResult, str]:
+    mistake = next(m for m in MISTAKES if m["name"] == name)
+    path = build_mistake(mistake, folder)
+    result = check_puzzle(COURSE.find(mistake["puzzle"]), path, INTERPRET)
+    return result, rendered(result)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("causes")
+
+
+def flat(report: str) -> str:
+    """The report's words without the panel's borders and line breaks."""
+    return " ".join(report.replace("│", " ").split())
+
+
+def first_finding(result: CheckResult) -> Finding:
+    finding = result.finding or result.first_failure.finding
+    assert finding is not None, result
+    return finding
+
+
+def test_uninitialised_accumulator_is_read_before_written_not_never_written(folder: Path):
+    result, report = checked("p14_accumulate_into_output_uninitialised", folder)
+    finding = first_finding(result)
+    assert finding.kind is FindingKind.READ_BEFORE_WRITTEN
+    assert "z_ref[...] +=" in finding.where[0].text
+    assert "read before it is written" in finding.message
+    assert "grid covers" not in finding.explanation and "never written" not in report.split("→")[0].lower().split("first")[0]
+
+
+def test_nan_from_arithmetic_is_not_blamed_on_padding(folder: Path):
+    result, report = checked("p17_running_max_from_zero", folder)
+    finding = first_finding(result)
+    assert finding.kind is FindingKind.NAN_ARITHMETIC
+    assert "o_ref[...] = (acc / l)" in finding.where[0].text
+    assert "the kernel's own arithmetic makes them" in finding.message
+    assert "not read from padding" in finding.explanation
+    assert FindingKind.MISMATCH_NAN.explanation[:40] not in flat(report)
+
+
+def test_nan_from_padding_keeps_its_padding_explanation(folder: Path):
+    result, _ = checked("p07_scrub_nan_padding", folder)
+    assert first_finding(result).kind is FindingKind.PADDING_DEPENDENT
+    assert "padding or memory you never wrote" in first_finding(result).message
+
+
+def test_wrong_out_shape_names_out_shape_not_the_store(folder: Path):
+    result, report = checked("p03_out_shape_transposed", folder)
+    finding = first_finding(result)
+    assert finding.kind is FindingKind.SHAPE
+    assert finding.where[0].text.startswith("out_shape=")
+    assert "out_shape" in finding.message and "Invalid shape for" not in finding.message
+    assert "Check the broadcast" not in flat(report)
+
+
+def test_never_true_when_names_the_when_line(folder: Path):
+    result, _ = checked("p14_finish_condition_never_true", folder)
+    finding = first_finding(result)
+    assert finding.kind is FindingKind.NEVER_TRUE_WHEN
+    assert finding.where[0].text == "@pl.when(k == pl.num_programs(2))"
+    assert "never true at any grid point" in finding.message
+    assert "grid covers" not in finding.explanation
+
+
+@pytest.mark.parametrize(("name", "argument"), [
+    ("p02_grid_one_too_many", "grid=(pl.cdiv(n, B) + 1,)"),
+    ("p02_grid_rounds_down", "grid=(n // B,)"),
+    ("p16_carry_on_parallel_axis", 'dimension_semantics=("parallel",)'),
+])
+def test_launcher_mistakes_name_the_launcher_argument(name: str, argument: str, folder: Path):
+    result, report = checked(name, folder)
+    finding = first_finding(result)
+    assert argument in finding.where[0].text
+    assert f":{finding.where[0].line}" in report
+
+
+def test_parallel_order_is_said_in_words(folder: Path):
+    finding = first_finding(checked("p16_carry_on_parallel_axis", folder)[0])
+    assert finding.kind is FindingKind.ORDER
+    assert finding.message.startswith("Axis 0 is marked parallel, but step (")
+    assert "reads what step (" in finding.message
+
+
+def test_mismatch_names_grid_points_and_store_line(folder: Path):
+    result, report = checked("p02_last_block_wrong", folder)
+    case = result.first_failure
+    assert case.kind is FindingKind.MISMATCH_WRONG and not case.findings
+    mismatch = case.mismatch
+    assert mismatch.grid_points == ((1,),)  # N=200 in blocks of 128: only the last program is wrong
+    assert [line.text for line in mismatch.stored_at] == [
+        "z_ref[...] = x_ref[...] + jnp.where(pl.program_id(0) == pl.num_programs(0) - 1, 1.0, 10.0)"]
+    assert mismatch.origin() == f"The wrong blocks are the ones written at grid point (1,); they were stored at line {mismatch.stored_at[0].line}:"
+    assert "The wrong blocks are the ones written at grid point (1,)" in flat(report)
+
+
+def test_poison_alternates_nan_and_finite_garbage_of_both_signs():
+    values = [poison.poison_for_case(i) for i in range(4)]
+    assert math.isnan(values[0])
+    assert values[1] > 1e5 and values[2] < -1e5 and values[3] == values[1]
+
+
+@pytest.mark.parametrize(("indices", "shape", "bad"), [
+    (slice(None, 32), (7,), True),
+    (slice(0, 7), (7,), False),
+    ((Ellipsis, slice(None, 9)), (4, 8), True),
+    ((slice(None), slice(2, 8)), (4, 8), False),
+    (8, (8,), True),
+    (-1, (8,), False),
+])
+def test_static_slice_bounds(indices: object, shape: tuple[int, ...], bad: bool):
+    assert (static_slices.problem(indices, shape) is not None) is bad
