@@ -43,6 +43,9 @@ class Budget:
     traffic: float = 0.0  # HBM bytes moved, as a multiple of the minimum (inputs read once, output written once)
     time: float = 0.0  # estimated time, as a multiple of the ideal (minimum traffic, peak compute, one step)
     vmem: bool = True  # blocks and scratch must fit the chip's default VMEM limit
+
+
+@dataclass(frozen=True)
 class Reshape:
     """How one shape case moves an input away from the default range: value * scale + shift.
 
