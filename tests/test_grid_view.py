@@ -64,7 +64,7 @@ def test_unwritten_blocks_come_from_the_comparison(broken: CaseResult) -> None:
     assert view.grid == (3, 1)
     assert z.faults == (".?", ".?", ".?")  # the last column of blocks: never written
     assert view.bad_steps == ()  # no step touches them
-    assert "never written" in view.verdict
+    assert "does not cover the output" in view.verdict  # the cause, named by the checker
 
 
 def test_wrong_blocks_mark_the_steps_that_wrote_them(solved: CaseResult) -> None:
