@@ -63,6 +63,19 @@ class ElementFault(Enum):
 GARBAGE_MAGNITUDE = 1e30  # larger than any puzzle's output: uninitialised memory
 
 
+def value_text(value: float, fault: ElementFault = ElementFault.WRONG) -> str:
+    """One output value as every view writes it: NaN, inf, garbage and never-written named."""
+    if fault is ElementFault.UNWRITTEN:
+        return "never written"
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if abs(value) >= GARBAGE_MAGNITUDE:
+        return f"{value:.2e} (garbage)"
+    return f"{value:.6g}"
+
+
 @dataclass(frozen=True)
 class BadElement:
     index: tuple[int, ...]

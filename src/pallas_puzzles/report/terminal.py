@@ -17,13 +17,12 @@ from pallas_puzzles import backends
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import (
-    GARBAGE_MAGNITUDE,
     CaseResult,
     CheckResult,
-    ElementFault,
     Finding,
     Mismatch,
     SourceLine,
+    value_text,
 )
 
 if TYPE_CHECKING:
@@ -87,18 +86,6 @@ def render_finding(finding: Finding) -> Group:
     return Group(*parts)
 
 
-def _format_value(value: float, fault: ElementFault = ElementFault.WRONG) -> str:
-    if fault is ElementFault.UNWRITTEN:
-        return "never written"
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if abs(value) >= GARBAGE_MAGNITUDE:
-        return f"{value:.2e} (garbage)"
-    return f"{value:.6g}"
-
-
 def _block_map(m: Mismatch) -> list[Text]:
     lines = [Text(f"Where, {m.block_map_title}:", style="bold")]
     for row in m.block_map:
@@ -129,7 +116,7 @@ def render_mismatch(m: Mismatch, advise: bool = True) -> Group:
     table.columns[0].style, table.columns[1].justify = "cyan", "right"
     table.columns[2].justify, table.columns[2].style = "right", "red"
     for bad in m.examples:
-        table.add_row(str(bad.index), _format_value(bad.expected), _format_value(bad.got, bad.fault))
+        table.add_row(str(bad.index), value_text(bad.expected), value_text(bad.got, bad.fault))
     parts: list[object] = [title, Text(f"Output shape {m.shape}; tolerance rtol={m.rtol:g}, atol={m.atol:g}. First mismatches:", style="dim"), table]
     origin = [Text(m.origin(), style="bold"), *_source_block(m.stored_at)] if m.origin() else []
     parts.extend([*_block_map(m), *origin])

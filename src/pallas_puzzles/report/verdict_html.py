@@ -12,12 +12,11 @@ from collections.abc import Callable
 
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import (
-    GARBAGE_MAGNITUDE,
     CaseResult,
     CheckResult,
-    ElementFault,
     Finding,
     Mismatch,
+    value_text,
 )
 
 STYLE = """<style>
@@ -32,18 +31,6 @@ STYLE = """<style>
 </style>"""
 
 MAP_CLASS = {".": ("·", "pp-m-ok"), "x": ("x", "pp-m-x"), "N": ("N", "pp-m-N"), "?": ("?", "pp-m-q")}
-
-
-def _value(value: float, fault: ElementFault = ElementFault.WRONG) -> str:
-    if fault is ElementFault.UNWRITTEN:
-        return "never written"
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if abs(value) >= GARBAGE_MAGNITUDE:
-        return f"{value:.2e} (garbage)"
-    return f"{value:.6g}"
 
 
 Namer = Callable[[str, int], str]  # (file, line) -> how to name that place, e.g. "Cell In[3], line 4"
@@ -69,8 +56,8 @@ def mismatch_html(m: Mismatch, advise: bool = True) -> str:
     extras += [f"{m.n_nan} NaN/garbage"] if m.n_nan else []
     if not math.isnan(m.max_abs_error):
         extras.append(f"max abs error {m.max_abs_error:.3g}")
-    rows = "".join(f"<tr><td>{bad.index}</td><td>{_value(bad.expected)}</td>"
-                   f"<td class='pp-bad'>{_value(bad.got, bad.fault)}</td></tr>" for bad in m.examples)
+    rows = "".join(f"<tr><td>{bad.index}</td><td>{value_text(bad.expected)}</td>"
+                   f"<td class='pp-bad'>{value_text(bad.got, bad.fault)}</td></tr>" for bad in m.examples)
     cells = "\n".join("".join(f"<span class='{MAP_CLASS[c][1]}'>{MAP_CLASS[c][0]}</span> " for c in row)
                       for row in m.block_map)
     parts = [
