@@ -132,7 +132,8 @@ class Course:
                 return puzzle
             if text.lower() in (puzzle.name, puzzle.name.replace("_", "-"), puzzle.file):
                 return puzzle
-        known = ", ".join(str(p.number) for p in self.puzzles)
+        numbers = [p.number for p in self.puzzles]
+        known = f"{min(numbers)} to {max(numbers)}"  # the course is numbered without gaps (a test holds it so)
         raise UserError(f"There is no puzzle '{text}'; puzzles are numbered {known} (or use a name from `pallas-puzzles list`).")
 
     def after(self, puzzle: Puzzle) -> Puzzle | None:
