@@ -36,18 +36,11 @@ def _backend(requested: str) -> Backend:
     """Start JAX for checks in this process once per requested backend (auto picks a TPU on Colab)."""
     requested = backends.validate(requested)
     if requested not in _ready:
-        backends.prepare_environment(requested, Mode.RUN)
-        import warnings
-
-        import jax
-
-        error, warning = backends.jax_version_verdict(jax.__version__)
-        if error:
-            raise UserError(error)
+        _ready[requested], warning = backends.start_jax(requested, Mode.RUN)
         if warning:
+            import warnings
+
             warnings.warn(warning, stacklevel=3)
-        backends.configure_jax()
-        _ready[requested] = backends.resolve(requested)
     return _ready[requested]
 
 
@@ -132,9 +125,9 @@ def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> C
         raise UserError(f"pp.check needs your launcher function (like {puzzle.entry}) or a file path; "
                         f"got {type(launcher).__name__}.")
     chosen = _backend(backend)
-    if not puzzle.supports(chosen):
-        raise UserError(f"Puzzle {puzzle.number} does not run on the {chosen.name} backend; "
-                        f"it runs on: {', '.join(puzzle.backends)}.")
+    from pallas_puzzles.commands import require_support
+
+    require_support(puzzle, chosen)
     if path is not None:
         from pallas_puzzles.engine.checker import check_puzzle
 

@@ -241,3 +241,19 @@ def resolve(requested: str, mode: Mode = Mode.RUN) -> Backend:
     if chosen is GPU:
         select_gpu_lowering()
     return chosen
+
+
+def start_jax(requested: str, mode: Mode) -> tuple[Backend, str | None]:
+    """Import and set up JAX in this process for checks: the backend `requested` resolves to, and a
+    warning about the installed jax, if any. A jax this project cannot use is a UserError."""
+    prepare_environment(requested, mode)
+    import jax
+
+    error, warning = jax_version_verdict(jax.__version__)
+    if error:
+        raise UserError(error)
+    configure_jax()
+    backend = resolve(requested, mode)
+    if backend.interprets:
+        skip_gpu_interpreter()
+    return backend, warning

@@ -113,6 +113,8 @@ class Mismatch:
         points = ", ".join(str(p) for p in self.grid_points)
         points += f" and {self.more_grid_points} more" if self.more_grid_points else ""
         noun = "grid point" if len(self.grid_points) + self.more_grid_points == 1 else "grid points"
+        if self.n_unwritten == self.n_bad:  # nothing was stored: "written at" would mislead
+            return f"The unwritten blocks are the ones {noun} {points} should have stored."
         text = f"The wrong blocks are the ones written at {noun} {points}"
         if not self.stored_at:
             return text + "."
@@ -156,6 +158,13 @@ class OperandLayout:
     memory_space: str = ""  # "" for pipelined blocks; else "any", "vmem", "smem", "semaphore", ...
     block_indices: tuple[tuple[int, ...], ...] | None = None
     index_map_line: SourceLine | None = None
+
+    def moves(self) -> tuple[bool, ...]:
+        """Per grid step: does the TPU pipeline move a block for this operand? It copies an input block
+        in, or writes a finished output block back, only when the block index differs from the previous
+        step's; a step with the same index reuses the block already in VMEM."""
+        indices = self.block_indices or ()
+        return tuple(step == 0 or indices[step] != indices[step - 1] for step in range(len(indices)))
 
 
 @dataclass(frozen=True)

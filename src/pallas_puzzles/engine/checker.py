@@ -109,15 +109,13 @@ def _output_layout(session: StrictSession, shape: tuple[int, ...]) -> tuple[tupl
     Under jax.vmap the recorded call has the per-example shape: its trailing
     dimensions match and the coverage repeats over the batch dimensions.
     """
-    for record in reversed(session.calls):
-        for out in record.outputs:
-            lead = len(shape) - len(out.array_shape)
-            if lead < 0 or tuple(shape[lead:]) != out.array_shape:
-                continue
-            block = (1,) * lead + tuple(out.block_dims) if out.block_dims is not None else None
-            covered = np.broadcast_to(out.covered, shape) if out.covered is not None else None
-            return block, covered
-    return None, None
+    found = session.output_for(shape)
+    if found is None:
+        return None, None
+    _, out, lead = found
+    block = (1,) * lead + tuple(out.block_dims) if out.block_dims is not None else None
+    covered = np.broadcast_to(out.covered, shape) if out.covered is not None else None
+    return block, covered
 
 
 def _shape_finding(expected: np.ndarray, got: Any, session: StrictSession) -> Finding | None:

@@ -170,13 +170,8 @@ def operand_cost(operand: OperandLayout, grid: tuple[int, ...]) -> OperandCost:
                                note=f"whole array in {operand.memory_space.upper()}, copied once")
         return OperandCost(**base, hbm_bytes=None, min_bytes=whole,
                            note=note or "block indices unknown before the kernel ran (not counted)")
-    moved = copies = 0
-    previous = None
-    for index in operand.block_indices:
-        if index != previous:  # a new block: copied in (input) or the finished one written back (output)
-            moved += _in_bounds(index, operand.block, operand.shape)
-            copies += 1
-            previous = index
+    moving = [index for index, moves in zip(operand.block_indices, operand.moves()) if moves]
+    moved, copies = sum(_in_bounds(index, operand.block, operand.shape) for index in moving), len(moving)
     distinct = len(set(operand.block_indices))
     note, why = refetch_note(operand, grid, copies, distinct)
     return OperandCost(**base, hbm_bytes=moved * size, min_bytes=whole, copies=copies, distinct_blocks=distinct,

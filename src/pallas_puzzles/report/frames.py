@@ -148,7 +148,7 @@ def make_board(op: OperandLayout, steps: int, case: CaseResult, max_rows: int, m
     for index in indices:
         r, c = _fold(index, counts)
         touched.append((r // group[0], c // group[1]))
-    copied = tuple(s == 0 or indices[s] != indices[s - 1] for s in range(len(indices)))
+    copied = op.moves()[:steps]
     faults = _faults(op, counts, group, rows, cols, case)
     return OperandBoard(op.name, op.role, tuple(op.shape), op.dtype, op.block, op.memory_space, rows, cols,
                         group, indices, tuple(touched), copied, faults)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pallas_puzzles.errors import UserError
+from pallas_puzzles.errors import EXIT_FAIL, UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.report import grid_html
 from pallas_puzzles.report.frames import GridView, build_view
@@ -22,7 +22,7 @@ def pick_case(result: CheckResult, case: int | None) -> CaseResult:
         finding = result.finding
         reason = f": {finding.message}" if finding is not None else ""
         raise UserError(f"Puzzle {result.number} ran no shape case, so there is no grid to show{reason}",
-                        exit_code=1)
+                        exit_code=EXIT_FAIL)
     if case is None:
         return result.first_failure or result.cases[0]
     if not 1 <= case <= len(result.cases):
@@ -37,7 +37,7 @@ def view_of(result: CheckResult, puzzle: Puzzle, case: int | None, max_cells: in
     view = build_view(chosen, f"Puzzle {puzzle.number}: {puzzle.title}", max_cells, max_cells)
     if view is None:
         message = chosen.finding.message if chosen.finding is not None else "it made no pallas_call"
-        raise UserError(f"Shape case {chosen.label} has no grid to show: {message}", exit_code=1)
+        raise UserError(f"Shape case {chosen.label} has no grid to show: {message}", exit_code=EXIT_FAIL)
     return view
 
 

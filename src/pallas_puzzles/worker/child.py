@@ -24,17 +24,8 @@ from pallas_puzzles.worker.protocol import (
 
 
 def _start(requested: str, mode: Mode) -> Ready | StartFailed:
-    backends.prepare_environment(requested, mode)
     try:
-        import jax
-
-        error, warning = backends.jax_version_verdict(jax.__version__)
-        if error:
-            raise UserError(error)
-        backends.configure_jax()
-        backend = backends.resolve(requested, mode)
-        if backend.interprets:
-            backends.skip_gpu_interpreter()
+        backend, warning = backends.start_jax(requested, mode)
         from pallas_puzzles.engine.intercept import patch
 
         patch.install()

@@ -48,12 +48,8 @@ class _Output:
 
 
 def _output_of(session: StrictSession, shape: tuple[int, ...]) -> _Output | None:
-    for record in reversed(session.calls):
-        for info in record.outputs:
-            lead = len(shape) - len(info.array_shape)
-            if lead >= 0 and tuple(shape[lead:]) == info.array_shape:
-                return _Output(record, info, lead)
-    return None
+    found = session.output_for(shape)
+    return _Output(*found) if found is not None else None
 
 
 def _bad_grid_points(out: _Output, bad: np.ndarray) -> list[tuple[int, ...]]:

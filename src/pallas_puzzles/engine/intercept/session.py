@@ -13,7 +13,7 @@ from pallas_puzzles.backends import Backend
 from pallas_puzzles.results import Finding
 
 if TYPE_CHECKING:
-    from pallas_puzzles.engine.intercept.call_reader import CallRecord
+    from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
 
 
 # Room in the race detector's clocks for the cores and the copies in flight (see dma_watch).
@@ -51,6 +51,16 @@ class StrictSession:
     calls: list[CallRecord] = field(default_factory=list)
     grid_points: list[tuple[int, ...]] = field(default_factory=list)
     callback_errors: list[BaseException] = field(default_factory=list)
+
+    def output_for(self, shape: tuple[int, ...]) -> tuple[CallRecord, BlockInfo, int] | None:
+        """The last recorded call's output that produced a result of `shape`, and the number of leading
+        (jax.vmap batch) dimensions the call itself does not see; None when no output matches."""
+        for record in reversed(self.calls):
+            for info in record.outputs:
+                lead = len(shape) - len(info.array_shape)
+                if lead >= 0 and tuple(shape[lead:]) == info.array_shape:
+                    return record, info, lead
+        return None
 
     def record_grid_point(self, token: Any, grid_point: Any, core: Any) -> Any:
         self.grid_points.append(tuple(int(v) for v in np.asarray(grid_point).ravel()))
