@@ -128,6 +128,8 @@ def test_the_bar_is_silent_off_a_terminal():
     (["verify", "-b", "GPU"], ("gpu", "run")),
     (["watch", "--backend=tpu"], ("tpu", "run")),
     (["lower", "--all"], ("tpu", "lower")),
+    (["perf", "14", "--solution"], ("auto", "run")),
+    (["show", "4", "--backend", "interpret", "--html", "x.html"], ("interpret", "run")),
     (["list"], None),
     (["hint", "3"], None),
     (["verify", "--help"], None),

@@ -19,7 +19,7 @@ from pallas_puzzles.backends import AUTO, CHOICES, TPU, Mode
 from pallas_puzzles.worker.protocol import Channel
 
 # The commands that check with a worker, and the mode each checks in; no command means watch.
-CHECKING_COMMANDS = {"verify": Mode.RUN, "watch": Mode.RUN, "lower": Mode.LOWER}
+CHECKING_COMMANDS = {"verify": Mode.RUN, "watch": Mode.RUN, "perf": Mode.RUN, "show": Mode.RUN, "lower": Mode.LOWER}
 BACKEND_OPTIONS = ("--backend", "-b")
 
 
