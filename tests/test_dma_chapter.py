@@ -107,3 +107,13 @@ def test_a_stalled_wait_in_the_worker_is_a_finding_and_the_worker_carries_on(tmp
         assert stalled.seconds < puzzle.limit_seconds
         assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed
         assert worker._process.pid == first and worker.restarts == 0
+
+
+def test_a_copy_overrun_names_the_copy_before_the_launcher(tmp_path):
+    from test_mistakes import MISTAKES, build_mistake
+
+    mistake = next(m for m in MISTAKES if m["name"] == "p25_copy_overruns")
+    result = check_puzzle(load_course().find(25), build_mistake(mistake, tmp_path), INTERPRET)
+    finding = result.first_failure.finding
+    assert finding.kind is FindingKind.DMA_OVERRUN
+    assert mistake["line"] in finding.where[0].text  # the copy's line leads, not the pallas_call it was traced from

@@ -154,7 +154,8 @@ def explain(exc: BaseException, session: StrictSession) -> Finding | None:
                 return Finding(FindingKind.DMA_SHAPE, f"A copy's source and destination differ: {text}.",
                                where=_copy_lines(cause, session.learner_file), detail=text)
             if isinstance(cause, ValueError) and "Out of bound slice" in text:
-                where = learner_frames(cause, session.learner_file)
+                # The copy's own line first: the launcher frame above it is only where the kernel was traced.
+                where = tuple(sorted(learner_frames(cause, session.learner_file), key=lambda line: ".at[" not in line.text))
                 if any(".at[" in line.text for line in where):
                     return Finding(FindingKind.DMA_OVERRUN,
                                    f"A copy's window runs past the end of the array ({text.strip()}).",
