@@ -38,7 +38,7 @@ from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.perf.budget import check_budget
 from pallas_puzzles.perf.model import Performance, case_performance
-from pallas_puzzles.results import CaseResult, CheckResult, Finding
+from pallas_puzzles.results import CallLayout, CaseResult, CheckResult, Finding
 from pallas_puzzles.workspace import course_dir
 
 _module_counter = itertools.count()
@@ -142,11 +142,16 @@ class _Case:
                                      detect_races=puzzle.detect_races,
                                      poison=poison.poison_for_case(index), seed=index)
 
+    @functools.cached_property
+    def layouts(self) -> tuple[CallLayout, ...]:
+        """The calls the case made, as results data; read once the case has run (the records are final)."""
+        return tuple(call_reader.layout(record) for record in self.session.calls)
+
     def done(self, passed: bool, *findings: Finding, mismatch: Any = None,
              performance: Performance | None = None) -> CaseResult:
         return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
                           seconds=time.perf_counter() - self.started, sizes=dict(self.sizes),
-                          calls=tuple(call_reader.layout(record) for record in self.session.calls),
+                          calls=self.layouts,
                           grid_points_run=tuple(self.session.grid_points) if self.session.backend.interprets
                           else None, performance=performance)
 
@@ -178,7 +183,7 @@ def run_case(case: _Case, entry: Any) -> CaseResult:
         rerun = functools.partial(probe.rerun, case.session, entry, inputs)
         causes, mismatch = cause.explain(expected, np.asarray(got), mismatch, case.session, covered, rerun)
         return case.done(False, *causes, mismatch=mismatch)
-    calls = tuple(call_reader.layout(record) for record in case.session.calls)
+    calls = case.layouts
     performance = case_performance(calls, case.label, inputs, expected, flops)
     budget = case.puzzle.budget
     over = check_budget(performance, budget, calls) if budget is not None else None
