@@ -181,21 +181,44 @@ def solve(workspace: Path, file: str) -> None:
 def test_saving_a_correct_solution_advances_to_the_next_puzzle(workspace: Path) -> None:
     solve(workspace, FIRST)
     session = Session(workspace, FakeChecker()).start()
-    # The first check already passes (file solved before start), so it advances at once.
-    assert session.checker.calls == [1, 2]
+    # The first check already passes (file solved before start): progress moves on at once, so a
+    # restart resumes at puzzle 2, but the pass stays on screen: puzzle 2 is not checked yet.
+    assert session.checker.calls == [1]
     assert session.progress.current.number == 2
     assert (workspace / "solutions" / FIRST).read_text() == SOLUTION_1
-    assert "solved!" in session.quit()
+    assert "solved!" in session.text and "press n to start it" in session.text
     saved, _ = load_state(Workspace(workspace), COURSE)
     assert saved.current == 2 and saved.solved == {1}
+    session.send(KeyEvent("n"))  # the learner is done looking
+    assert session.checker.calls == [1, 2]
+    assert "Puzzle 2: Constant add, blocked" in session.quit()
+
+
+def test_after_a_pass_any_save_or_key_leaves_the_success_screen(workspace: Path) -> None:
+    solve(workspace, FIRST)
+    by_save = Session(workspace, FakeChecker()).start()
+    by_save.send(SaveEvent("02_constant_add_blocked.py"))
+    assert by_save.checker.calls == [1, 2]
+    by_save.quit()
+    by_hint = Session(workspace, FakeChecker()).start()  # the workspace now resumes at puzzle 2
+    solve(workspace, "02_constant_add_blocked.py")
+    by_hint.send(SaveEvent("02_constant_add_blocked.py"))
+    assert by_hint.checker.calls == [2, 2] and by_hint.progress.current.number == 3
+    by_hint.send(KeyEvent("l"))  # the list is shown over the pass, which stays
+    assert by_hint.checker.calls == [2, 2]
+    by_hint.send(KeyEvent("h"))  # a hint for the next puzzle: its check starts, then the hint
+    assert by_hint.checker.calls == [2, 2, 3]
+    assert "Hint 1/" in by_hint.quit().split("Puzzle 3: Outer add")[-1]
 
 
 def test_a_save_is_checked_and_a_fix_moves_on(workspace: Path) -> None:
     session = Session(workspace, FakeChecker()).start()
     solve(workspace, FIRST)
     session.send(SaveEvent(FIRST))
-    assert session.checker.calls == [1, 1, 2]
+    assert session.checker.calls == [1, 1]
     assert session.progress.current.number == 2
+    session.send(KeyEvent("n"))
+    assert session.checker.calls == [1, 1, 2]
     session.quit()
 
 
@@ -345,7 +368,7 @@ def test_a_save_during_a_check_cancels_it_and_checks_the_new_file(workspace: Pat
     solve(workspace, FIRST)
     session.send(SaveEvent(FIRST, complete=True))
     assert checker.cancelled == [0]
-    assert checker.calls == [1, 1, 2] and checker.texts[1] == SOLUTION_1
+    assert checker.calls == [1, 1] and checker.texts[1] == SOLUTION_1
     assert "the previous check was stopped" in session.text
     assert "solved!" in session.text and session.progress.current.number == 2
     session.quit()
@@ -480,7 +503,7 @@ def test_watch_survives_a_pass_and_a_reset_in_a_read_only_workspace(workspace: P
         undo()
     assert len(session.warnings) == 1 and "cannot be saved" in session.warnings[0]
     assert "Could not reset 02_constant_add_blocked.py" in out
-    assert session.checker.calls == [1, 2]
+    assert session.checker.calls == [1]  # `x` on the pass's screen asks first; puzzle 2 is not checked yet
     assert out.rstrip().endswith(GOODBYE)
 
 
