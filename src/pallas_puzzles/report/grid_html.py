@@ -44,10 +44,15 @@ const slider = document.getElementById('pp-step');
 function show(step){
   step = Math.max(0, Math.min(V.steps - 1, step));
   slider.value = step;
-  document.getElementById('pp-step-label').textContent =
-    'step ' + (step + 1) + ' of ' + V.steps + ' · grid point (' + V.points[step].join(', ') + ')' +
-    (step === V.fault ? ' · the fault above happened at this step' :
-     V.bad.includes(step) ? ' · this step\\u2019s output block holds bad elements' : '');
+  const label = document.getElementById('pp-step-label');
+  const note = step === V.fault ? V.words.fault : V.bad.includes(step) ? V.words.bad : '';
+  label.textContent = 'step ' + (step + 1) + ' of ' + V.steps + ' · grid point (' + V.points[step].join(', ') + ')';
+  if (note) {
+    const b = document.createElement('span');
+    b.className = 'bad';
+    b.textContent = ' · \\u2717 ' + note;
+    label.appendChild(b);
+  }
   document.body.dataset.step = step;
   V.boards.forEach(function(b, k){
     const done = new Set();
@@ -64,9 +69,7 @@ function show(step){
       r.classList.add('current');
       if (!b.copied[step]) r.classList.add('reused');
       if (r.dataset.fault) r.classList.add('bad');
-      move.textContent = 'block (' + b.index[step].join(', ') + ') \\u2014 ' +
-        (b.output ? (b.copied[step] ? 'a new block' : 'the same block as the step before (stays in VMEM)')
-                  : (b.copied[step] ? 'copied in' : 'reused from the step before'));
+      move.textContent = b.describe[step];
     }
   });
   document.querySelectorAll('rect.gp').forEach(function(r){

@@ -46,6 +46,9 @@ class Screen:
         if self.clears:
             self.header()
         self.console.print(verdict_text.check(result, puzzle))
+        perf = perf_card.card_case(result) if result.numbers_right else None
+        if perf is not None:  # right numbers, over the budget: the card shows where the cost goes
+            self.console.print(perf_card.card(perf))
         if self._hint is not None and self._hint[0] == puzzle:
             terminal.render_hint(self.console, puzzle, self._hint[1])
 

@@ -36,8 +36,8 @@ def _outside(info: BlockInfo, record: CallRecord, point: tuple[int, ...], index:
         FindingKind.OOB_BLOCK,
         f"{info.role.capitalize()} {info.name}: block index {index} at grid point {point} lies outside "
         f"the array. Along dimension {dim} a block holds {size} element(s), so block {index[dim]} "
-        f"starts at element {index[dim] * size}, but {info.name} has {extent} there (valid block "
-        f"indices 0..{last_valid}).",
+        f"would start at element {index[dim] * size}, past the end: {info.name} has only {extent} "
+        f"element(s) along that dimension, so its valid block indices there are 0..{last_valid}.",
         where=_grid_first(record, point, index[dim], last_valid) + record.where(info), grid_point=point,
         array=info.name,
     )
