@@ -282,3 +282,27 @@ def test_an_import_error_shows_the_learners_line(workspace, cli):
     assert "failed while being imported" in out and "NameError" in out
     assert "helper = undefined_helper(3)" in out
     assert "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "pallas_puzzles", "verify", "--all", "--solutions"],
+                               cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        seen = ""
+        deadline = time.monotonic() + 120
+        while "✓ Puzzle 1" not in seen and time.monotonic() < deadline:
+            seen += process.stdout.readline()
+        assert "✓ Puzzle 1" in seen, seen
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert "Stopped with Ctrl-C after" in rest and "Traceback" not in rest

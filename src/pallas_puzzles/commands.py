@@ -96,8 +96,13 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
             progress.record_pass(puzzle)
 
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
-    with RunProgress(out.console, len(puzzles), verb, enabled=not out.format.document) as bar:
-        backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, support, verdict)
+    try:
+        with RunProgress(out.console, len(puzzles), verb, enabled=not out.format.document) as bar:
+            backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, support, verdict)
+    except KeyboardInterrupt:  # say how far it got; the boundary then exits 130
+        if check_all:
+            out.info(sentences.interrupted(len(run.results), len(puzzles), run.results))
+        raise
     for puzzle in run.skipped:
         too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
         report.skipped.append((puzzle, too_old or f"it does not run on {backend.name} "

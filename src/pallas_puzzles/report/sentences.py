@@ -82,6 +82,13 @@ def run_tally(passed: int, failed: int, not_started: int) -> str:
     return text + (f", {not_started} not started" if not_started else "")
 
 
+def interrupted(done: int, total: int, results: list[CheckResult]) -> str:
+    waiting = sum(r.not_started for r in results)
+    passed = sum(r.passed for r in results)
+    return (f"Stopped with Ctrl-C after {done} of {total} puzzles "
+            f"({run_tally(passed, done - passed - waiting, waiting)}); nothing of yours was changed.")
+
+
 def kept_verdicts(count: int, folder: str) -> str:
     return (f"{count} unchanged file(s) kept the verdict of their last check "
             f"(delete {folder} to check them again).")
