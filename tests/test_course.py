@@ -127,3 +127,14 @@ def test_a_misspelt_metadata_key_is_refused():
 
     with pytest.raises(ValueError, match="unknown keys \\['rtoll'\\]"):
         _parse_puzzle({"number": 3, "name": "x", "rtoll": 1e-6})
+
+
+def test_the_tour_says_what_its_padding_prints():
+    """The tour's text about padding matches what its own shape cases print (NaN, then -1e6 or 1e6)."""
+    tour = next(p for p in COURSE.puzzles if p.tour)
+    path = REPO / "solutions" / tour.file
+    result = check_puzzle(tour, path, INTERPRET, fail_fast=False)
+    assert result.passed
+    assert "nan" in result.printed and "1.0000000e+06" in result.printed
+    words = " ".join(ast.get_docstring(ast.parse(path.read_text())).split())
+    assert "NaN in the first shape case" in words and "(1e6 or -1e6)" in words
