@@ -306,3 +306,12 @@ def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
             process.kill()
     assert process.returncode == 130
     assert "Stopped with Ctrl-C after" in rest and "Traceback" not in rest
+
+
+def test_a_kept_verdict_names_the_results_folder_as_the_learner_would_type_it(workspace, cli):
+    cli.invoke(app, ["verify", "1"])
+    again = cli.invoke(app, ["verify", "1"])
+    assert again.exit_code == 1
+    words = " ".join(again.output.split())
+    assert "kept the verdict of their last check (delete .pallas_puzzles/results/ to check them again)" in words
+    assert str(workspace) not in words

@@ -25,10 +25,6 @@ class Output:
         console = terminal.make_console()
         return cls(console, terminal.make_console(stderr=True) if chosen.document else console, chosen)
 
-    @property
-    def as_json(self) -> bool:  # kept for callers that only ask "is stdout one document?"
-        return self.format.document
-
     def write(self, rendered: Rendered) -> None:
         """Print what the format returned: text as it is, a rich renderable drawn."""
         if rendered is None:

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.status import Status
 
 from pallas_puzzles.errors import EXIT_INTERRUPTED, EXIT_PASS, UserError
 from pallas_puzzles.metadata import Puzzle
@@ -75,7 +74,6 @@ class WatchLoop:
         self._debouncer = Debouncer()
         self._running: RunningCheck | None = None
         self._question: ResetQuestion | None = None
-        self._status: Status | None = None
         self.screen = Screen(console, progress, keys)
         self._resting = False  # a pass is on screen and stays there until the learner acts or saves
 
@@ -212,23 +210,13 @@ class WatchLoop:
         if running is None or now < running.next_notice:
             return
         elapsed = now - running.started
-        text = (f"still checking {running.puzzle.file}… {elapsed:.0f} s — "
-                f"save again or press r to restart, q to quit")
-        if self.console.is_terminal:
-            if self._status is None:
-                self._status = self.console.status(text)
-                self._status.start()
-            else:
-                self._status.update(text)
-            running.next_notice = now + TTY_NOTICE_GAP_SECONDS
-        else:
-            self.console.print(text, style="dim")
-            running.next_notice = now + max(PLAIN_NOTICE_MIN_GAP_SECONDS, elapsed / 2)
+        self.screen.still_checking(f"still checking {running.puzzle.file}… {elapsed:.0f} s — "
+                                   f"save again or press r to restart, q to quit")
+        running.next_notice = now + (TTY_NOTICE_GAP_SECONDS if self.screen.clears
+                                     else max(PLAIN_NOTICE_MIN_GAP_SECONDS, elapsed / 2))
 
     def _stop_status(self) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
+        self.screen.stop_notice()
 
     # -- keys -----------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
+from rich.status import Status
 from rich.text import Text
 
 from pallas_puzzles.metadata import Puzzle
@@ -26,6 +27,7 @@ class Screen:
         self.progress = progress
         self.keys = keys
         self._hint: tuple[Puzzle, int] | None = None  # the hint level shown for a puzzle, kept on screen
+        self._status: Status | None = None  # "still checking…", one line updated in place in a terminal
 
     @property
     def clears(self) -> bool:
@@ -51,6 +53,21 @@ class Screen:
             self.console.print(perf_card.card(perf))
         if self._hint is not None and self._hint[0] == puzzle:
             terminal.render_hint(self.console, puzzle, self._hint[1])
+
+    def still_checking(self, text: str) -> None:
+        """A slow check's notice: one transient line in a terminal, a new dim line when piped."""
+        if not self.clears:
+            self.console.print(text, style="dim")
+        elif self._status is None:
+            self._status = self.console.status(text)
+            self._status.start()
+        else:
+            self._status.update(text)
+
+    def stop_notice(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
     def hint(self, puzzle: Puzzle, reveal: HintReveal) -> None:
         """The hints revealed so far; they stay below each new verdict of this puzzle."""
