@@ -83,6 +83,11 @@ def _place_in_notebook(file: str, line: int) -> str:
     return f"{file}:{line}"
 
 
+def _cell_link(file: str) -> Text:
+    """Where the checked code lives, as a notebook names it ("Cell In[3]"), not the kernel's temp file."""
+    return Text(_place_in_notebook(file, 1).split(",")[0])
+
+
 @dataclass
 class CheckReport:
     """What `pp.check` returns: the verdict, as data and as a view."""
@@ -112,8 +117,7 @@ class CheckReport:
     def _render(self, console: Console) -> None:
         from pallas_puzzles.report import verdict_text
 
-        link = lambda file: Text(_place_in_notebook(file, 1).split(",")[0])  # noqa: E731
-        console.print(verdict_text.check(self.result, self.puzzle, _place_in_notebook, link))
+        console.print(verdict_text.check(self.result, self.puzzle, _place_in_notebook, _cell_link))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield Text.from_ansi(_ansi(self._render, options.max_width, console.color_system is not None))
