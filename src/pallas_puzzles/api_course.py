@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pallas_puzzles.api import _progress, _puzzle
 from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.workspace import course_dir, reference_solution
+from pallas_puzzles.workspace import reference_solution
 
 
 def _without_docstring(code: str) -> str:
@@ -52,7 +52,7 @@ class Exercise:
 def exercise(puzzle: int | str) -> Exercise:
     """The puzzle's text and the stub code to copy into a cell and complete."""
     chosen = _puzzle(puzzle)
-    stub = (course_dir("exercises") / chosen.file).read_text(encoding="utf-8")
+    stub = chosen.stub_path.read_text(encoding="utf-8")
     text = ast.get_docstring(ast.parse(stub)) or ""
     return Exercise(chosen.number, chosen.name, chosen.title, text, stub)
 

@@ -10,10 +10,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pallas_puzzles import backends, versions
+from pallas_puzzles import backends, support
 from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
-from pallas_puzzles.metadata import Puzzle, load_course
+from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.output import Output
 from pallas_puzzles.perf.model import for_chip
 from pallas_puzzles.progress import Progress
@@ -41,18 +42,6 @@ def open_progress(out: Output, need_workspace: bool = True) -> Progress:
     return Progress.open(workspace, load_course(), warn=out.warning)
 
 
-def require_support(puzzle: Puzzle, backend: Backend) -> None:
-    too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
-    if too_old:
-        raise UserError(too_old)
-    if not puzzle.supports(backend):
-        idiom = f" ({puzzle.tpu_only_idiom})" if puzzle.tpu_only_idiom else ""
-        raise UserError(
-            f"Puzzle {puzzle.number} uses an idiom{idiom} that the {backend.name} backend does not run; "
-            f"it runs on: {', '.join(puzzle.backends)}."
-        )
-
-
 def cmd_init(out: Output, directory: Path) -> int:
     course = load_course()
     workspace = init_workspace(directory, course)
@@ -78,13 +67,15 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
                mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None) -> int:
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
-    files = {p.number: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
+    files = {p.name: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
     run = Run(progress.workspace, files, requested, mode)
     report = RunReport(many=check_all)
+    if not check_all:
+        support.require(puzzles[0], None)  # a jax too old: say so before any checker starts
 
-    def support(backend: Backend) -> None:
+    def refuse(backend: Backend) -> None:
         if not check_all:
-            require_support(puzzles[0], backend)
+            support.require(puzzles[0], backend, mode)
 
     def verdict(puzzle: Puzzle, result: CheckResult) -> None:
         if chip_name:
@@ -98,15 +89,14 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
     try:
         with RunProgress(out.console, len(puzzles), verb, enabled=not out.format.document) as bar:
-            backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, support, verdict)
+            backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, refuse, verdict)
     except KeyboardInterrupt:  # say how far it got; the boundary then exits 130
         if check_all:
             out.info(sentences.interrupted(len(run.results), len(puzzles), run.results))
         raise
     for puzzle in run.skipped:
-        too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
-        report.skipped.append((puzzle, too_old or f"it does not run on {backend.name} "
-                                                  f"({', '.join(puzzle.backends)} only)"))
+        refusal = support.refusal(puzzle, backend, mode)
+        report.skipped.append((puzzle, refusal.sentence if refusal else "it does not run here."))
         out.info(f"- puzzle {puzzle.number} skipped: {report.skipped[-1][1]}")
     if run.from_cache:
         out.info(sentences.kept_verdicts(run.from_cache, _shown_path(progress.workspace.meta / "results")))
@@ -142,11 +132,12 @@ def verify_file(path: str) -> int:
             raise UserError(f"{file.name} is not a puzzle file of this course.")
         from pallas_puzzles.worker.client import Worker
 
-        with Worker(backends.AUTO) as worker:
+        support.require(puzzle, None)
+        with Worker(backends.AUTO, target=puzzle.target) as worker:
             backend = worker.start()
             if worker.warning:
                 out.warning(worker.warning)
-            require_support(puzzle, backend)
+            support.require(puzzle, backend)
             result = worker.check(puzzle, file)
         out.write(out.format.check(Verdict(puzzle, result)))
         return EXIT_PASS if result.passed else EXIT_FAIL
@@ -242,11 +233,12 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
     file = reference_solution(puzzle) if solution else progress.learner_file(puzzle)
     if html_file is not None:
         check_target(html_file)  # before the run: a bad name should not cost a check
-    with Worker(requested) as worker:
+    support.require(puzzle, None)
+    with Worker(requested, target=puzzle.target) as worker:
         backend = worker.start()
         if worker.warning:
             out.warning(worker.warning)
-        require_support(puzzle, backend)
+        support.require(puzzle, backend)
         cases = len(puzzle.cases_for(backend))
         if case is not None and case > cases:
             raise UserError(f"There is no shape case {case}: puzzle {puzzle.number} has {cases} on the "
