@@ -17,7 +17,7 @@ from typing import TypeVar
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Course, Puzzle
 from pallas_puzzles.state import State, fresh_state, load_state, save_state
-from pallas_puzzles.workspace import Workspace, course_dir, install_solution, reset_exercise
+from pallas_puzzles.workspace import Workspace, install_solution, reset_exercise
 
 Warn = Callable[[str], None]
 T = TypeVar("T")
@@ -87,7 +87,7 @@ class Progress:
     def exercise(self, puzzle: Puzzle) -> Path:
         """The learner's file; outside a workspace, the course's own stub."""
         if self.workspace is None:
-            return course_dir("exercises") / puzzle.file
+            return puzzle.stub_path
         return self.workspace.exercise(puzzle)
 
     def missing_message(self, puzzle: Puzzle) -> str:
