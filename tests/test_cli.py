@@ -315,3 +315,18 @@ def test_a_kept_verdict_names_the_results_folder_as_the_learner_would_type_it(wo
     words = " ".join(again.output.split())
     assert "kept the verdict of their last check (delete .pallas_puzzles/results/ to check them again)" in words
     assert str(workspace) not in words
+
+
+def test_solution_and_solutions_are_one_flag_on_every_command(workspace, cli):
+    for command in (["verify", "1"], ["perf", "1"], ["lower", "1"]):
+        for spelling in ("--solution", "--solutions"):
+            result = cli.invoke(app, [*command, spelling])
+            assert result.exit_code == 0, (command, spelling, result.output)
+    shown = cli.invoke(app, ["show", "1", "--solutions"])
+    assert shown.exit_code == 0 and "step 1 of 1" in shown.output
+
+
+def test_lower_on_an_untouched_stub_says_not_started_and_lists_no_passed_case(workspace, cli):
+    result = cli.invoke(app, ["lower", "2"])
+    assert result.exit_code == 1
+    assert "You have not started puzzle 2 yet" in result.output and "passed" not in result.output

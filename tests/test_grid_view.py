@@ -232,3 +232,5 @@ def test_show_draws_the_block_an_index_map_chose_outside_the_array(workspace: Pa
     assert "!! outside the array" in text  # the legend names the mark
     assert "The kernel never ran" in text and "stopped after 0" not in text
     assert "block (0,) — copied in" in text  # y at step 5 (grid point (2, 0) asks y's block 0)
+    words = " ".join(text.split())
+    assert "past the end: x_ref has only 200 element(s) along that dimension" in words  # not "has 200 there"
