@@ -12,8 +12,8 @@ import fcntl
 import os
 import pty
 import select
-import signal
 import struct
+import subprocess
 import sys
 import termios
 import threading
@@ -30,23 +30,31 @@ ROWS, COLUMNS = 24, 80
 GOODBYE = "Bye! Run `pallas-puzzles watch`"
 
 
+# Run in the child, a fresh single-threaded Python (no fork of the threaded test process): a session
+# leader that opens a terminal makes it its controlling terminal, then it becomes the command.
+ATTACH = ("import os, sys\n"
+          "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+          "[os.dup2(fd, target) for target in (0, 1, 2)]\n"
+          "os.execvp(sys.argv[2], sys.argv[2:])\n")
+
+
 class Terminal:
     """`pallas-puzzles watch` with a pty as its controlling terminal, so Ctrl-C is a real SIGINT."""
 
     def __init__(self, workspace: Path) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
         env["TERM"] = "xterm-256color"
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: size the terminal before anything reads it, then become the command
-            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
-            os.chdir(workspace)
-            os.execvpe(sys.executable, [sys.executable, "-m", "pallas_puzzles", "watch", "--backend", "interpret"],
-                       env)
-        self.pid, self.fd = pid, fd
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+        command = [sys.executable, "-m", "pallas_puzzles", "watch", "--backend", "interpret"]
+        self.process = subprocess.Popen([sys.executable, "-c", ATTACH, os.ttyname(follower), *command],
+                                        cwd=workspace, env=env, start_new_session=True, stdin=follower,
+                                        stdout=follower, stderr=follower, close_fds=True)
+        os.close(follower)
+        self.fd = leader
         self.screen = pyte.Screen(COLUMNS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         self.lock = threading.Lock()
-        self.exit_code: int | None = None
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -83,20 +91,15 @@ class Terminal:
         os.write(self.fd, key)
 
     def wait_exit(self, timeout: float = 60.0) -> int | None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.exit_code = os.waitstatus_to_exitcode(status)
-                return self.exit_code
-            time.sleep(0.1)
-        return None
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
     def kill(self) -> None:
-        if self.exit_code is None:
-            with contextlib.suppress(ProcessLookupError, ChildProcessError):
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
