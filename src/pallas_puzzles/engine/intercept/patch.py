@@ -14,7 +14,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.intercept import call_reader, index_maps, poison, sentinel, static_slices
+from pallas_puzzles.engine.intercept import (
+    call_reader,
+    index_maps,
+    negative_indices,
+    poison,
+    sentinel,
+    static_slices,
+)
 from pallas_puzzles.engine.intercept.session import active
 
 _original_pallas_call: Callable[..., Any] | None = None
@@ -68,6 +75,7 @@ def install() -> None:
         pl.pallas_call = strict_pallas_call
     poison.install()
     static_slices.install()
+    negative_indices.install()
 
 
 def reset_interpreter() -> None:
