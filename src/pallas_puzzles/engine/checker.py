@@ -140,7 +140,8 @@ class _Case:
         self.session = StrictSession(backend=backend, learner_file=str(learner_file),
                                      allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
                                      detect_races=puzzle.detect_races,
-                                     poison=poison.poison_for_case(index), seed=index)
+                                     poison=poison.poison_for_case(index), seed=index,
+                                     reverse_parallel=index == 0)
 
     @functools.cached_property
     def layouts(self) -> tuple[CallLayout, ...]:

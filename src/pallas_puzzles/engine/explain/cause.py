@@ -96,7 +96,7 @@ def _order_finding(out: _Output, m: Mismatch) -> Finding | None:
     return Finding(
         FindingKind.ORDER,
         f"Axis {axis} is marked parallel, but step {later} reads what step {earlier} wrote: the kernel is right "
-        f"when the grid runs in order and wrong when the steps of axis {axis} are shuffled.",
+        f"when the grid runs in order and wrong when the steps of axis {axis} run in another order.",
         where=_lines(argument_line(out.record.call_line, "dimension_semantics"), m.stored_at), grid_point=later)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from pallas_puzzles.engine.intercept import (
     call_reader,
+    grid_order,
     index_maps,
     negative_indices,
     poison,
@@ -76,6 +77,7 @@ def install() -> None:
     poison.install()
     static_slices.install()
     negative_indices.install()
+    grid_order.install()
 
 
 def reset_interpreter() -> None:

@@ -40,8 +40,10 @@ class StrictSession:
     # What uninitialised memory and block padding read as (see poison.py): NaN, or finite
     # garbage of either sign, as on hardware. Alternated per shape case.
     poison: float = math.nan
-    # Seeds the interpreter's shuffle of "parallel" grid axes: each case runs them in another order.
+    # Seeds the interpreter's shuffle of "parallel" grid axes: each case runs them in another order,
+    # never the written one (grid_order.py); reverse_parallel runs them all backwards instead.
     seed: int = 0
+    reverse_parallel: bool = False
     # The value written into output blocks before their first visit; None: sentinel.sentinel_for.
     sentinel: float | None = None
     # Run every "parallel" axis as "arbitrary" (in order): a probe for order-dependent kernels.
