@@ -139,8 +139,7 @@ class _Case:
         self.started = time.perf_counter()
         self.session = StrictSession(backend=backend, learner_file=str(learner_file),
                                      allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
-                                     detect_races=puzzle.detect_races,
-                                     poison=poison.poison_for_case(index), seed=index,
+                                     detect_races=puzzle.detect_races, seed=index,
                                      reverse_parallel=index == 0)
 
     @functools.cached_property
@@ -162,6 +161,7 @@ def run_case(case: _Case, entry: Any) -> CaseResult:
     import jax.numpy as jnp
 
     inputs, expected, flops = _case_data(case.puzzle, case.index, case.sizes)
+    case.session.poison, case.session.sentinel = poison.unwritten_memory(case.index, inputs)
     interprets = case.session.backend.interprets
     device = jax.devices("cpu")[0] if interprets else None
     try:
@@ -179,7 +179,8 @@ def run_case(case: _Case, entry: Any) -> CaseResult:
     if shape_problem is not None:
         return case.done(False, shape_problem)
     block, covered = _output_layout(case.session, tuple(expected.shape))
-    mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered)
+    mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered,
+                       case.session.sentinel)
     if mismatch is not None:
         rerun = functools.partial(probe.rerun, case.session, entry, inputs)
         causes, mismatch = cause.explain(expected, np.asarray(got), mismatch, case.session, covered, rerun)
