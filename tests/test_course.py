@@ -83,6 +83,17 @@ def test_some_interpret_case_is_ragged_or_varied(puzzle):
 
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
+def test_some_case_leaves_the_small_default_range(puzzle):
+    """A formula that breaks on large magnitudes, far from zero or on nearly constant rows must meet
+    such inputs: some interpret case reshapes its inputs (`distributions`), and its label says how."""
+    cases = puzzle.cases_for(INTERPRET)
+    reshaped = [i for i in range(len(cases)) if any(r.describe() for r in puzzle.distribution(i))]
+    assert reshaped, "give the puzzle a `distributions` entry that some shape case reaches"
+    label = specs.case_label(cases[reshaped[0]], puzzle, reshaped[0])
+    assert "scaled by" in label or "shifted by" in label
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES)
 def test_exercise_spec_matches_canonical_spec(puzzle):
     """The spec shown to learners computes what the checker's own copy computes."""
     module = load_learner_module(REPO / "exercises" / puzzle.file)
