@@ -97,6 +97,20 @@ def test_every_operator_has_sites_in_the_course():
     assert operators == {name for name, *_ in harness().OPERATORS}
 
 
+def test_a_passing_mutant_is_missed_unless_listed_and_a_listed_one_must_keep_passing():
+    mutants = harness()
+    puzzle = COURSE.find("long_sum")
+    mutant = mutants.mutants_of((REPO / "solutions" / puzzle.file).read_text())[0]
+    passed, caught = (mutants.Verdict(puzzle, mutant, c, "") for c in (False, True))
+    key = (puzzle.name, mutant.id)
+    assert mutants.status(passed, {}) == "missed"
+    assert mutants.status(passed, {key: {"reason": "r"}}) == "equivalent"
+    assert mutants.status(passed, {key: {"awaiting": "class 1"}}) == "awaiting"
+    assert mutants.status(caught, {}) == "caught"
+    assert mutants.status(caught, {key: {"reason": "r"}}) == "caught-but-listed"
+    assert mutants.stale_entries([puzzle], {(puzzle.name, "gone: x"): {}}, [(puzzle, mutant)]) == [(puzzle.name, "gone: x")]
+
+
 def test_the_listed_mutants_say_why_in_one_line():
     data = tomllib.loads((REPO / "tests" / "mutants_equivalent.toml").read_text())
     names = {p.name for p in COURSE.puzzles}
