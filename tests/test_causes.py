@@ -11,6 +11,7 @@ import functools
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_mistakes import COURSE, MISTAKES, build_mistake, rendered
 
@@ -119,10 +120,14 @@ def test_mismatch_names_grid_points_and_store_line(folder: Path):
     assert "The wrong blocks are the ones written at grid point (1,)" in flat(report)
 
 
-def test_poison_alternates_nan_and_finite_garbage_of_both_signs():
-    values = [poison.poison_for_case(i) for i in range(4)]
-    assert math.isnan(values[0])
-    assert values[1] > 1e5 and values[2] < -1e5 and values[3] == values[1]
+def test_unwritten_memory_is_nan_then_garbage_of_both_signs_and_stale_data():
+    inputs = (np.arange(3, dtype=np.int32), np.asarray([0.25, 7.0], np.float32))
+    values = [poison.unwritten_memory(i, inputs) for i in range(5)]
+    assert math.isnan(values[0][0]) and values[0][1] is None  # outputs keep the never-written sentinel
+    assert values[1] == (poison.GARBAGE, None) and values[3] == (-poison.GARBAGE, None)
+    assert values[2] == (0.25, 0.25)  # stale data: a value of the case's own, in padding and outputs alike
+    assert values[4] == values[1]
+    assert poison.stale_value((np.zeros(4, np.float32),)) == poison.STALE_IF_NONE
 
 
 @pytest.mark.parametrize(("indices", "shape", "bad"), [

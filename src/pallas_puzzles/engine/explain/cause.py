@@ -22,7 +22,7 @@ import numpy as np
 from pallas_puzzles.engine.compare import bad_mask
 from pallas_puzzles.engine.explain.launcher_lines import argument_line, guarding_whens, store_lines
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord, layout
-from pallas_puzzles.engine.intercept.sentinel import sentinel_for
+from pallas_puzzles.engine.intercept.sentinel import fill_for
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding, Mismatch, SourceLine
@@ -96,7 +96,7 @@ def _order_finding(out: _Output, m: Mismatch) -> Finding | None:
     return Finding(
         FindingKind.ORDER,
         f"Axis {axis} is marked parallel, but step {later} reads what step {earlier} wrote: the kernel is right "
-        f"when the grid runs in order and wrong when the steps of axis {axis} are shuffled.",
+        f"when the grid runs in order and wrong when the steps of axis {axis} run in another order.",
         where=_lines(argument_line(out.record.call_line, "dimension_semantics"), m.stored_at), grid_point=later)
 
 
@@ -162,7 +162,7 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
     name = out.info.name
     if covered is not None and covered.shape == bad.shape and (bad & ~covered).any():
         return (_uncovered_finding(out, bad & ~covered, m),), m
-    sentinel = sentinel_for(got.dtype)
+    sentinel = fill_for(got.dtype, session.sentinel)
     looks_unwritten = bad & (got == sentinel) if sentinel is not None else np.zeros_like(bad)
     floating = np.issubdtype(got.dtype, np.floating)
     nan = bad & ~np.isfinite(got.astype(np.float64)) & np.isfinite(expected.astype(np.float64)) if floating else bad & False

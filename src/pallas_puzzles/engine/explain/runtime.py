@@ -13,6 +13,7 @@ from pallas_puzzles.engine.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.explain.meanings import plain_meaning
 from pallas_puzzles.engine.explain.source import learner_frames, recorded_lines
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
+from pallas_puzzles.engine.intercept.negative_indices import NegativeIndex
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation
 from pallas_puzzles.engine.intercept.static_slices import StaticSliceOutOfBounds
 from pallas_puzzles.findings import FindingKind
@@ -57,6 +58,10 @@ def _from_callback_error(cb: BaseException, session: StrictSession) -> Finding:
     point = session.grid_points[-1] if session.grid_points else None
     learner: tuple[SourceLine, ...] = (recorded_lines(cb, session.learner_file)
                                        or learner_frames(cb, session.learner_file))
+    if isinstance(cb, NegativeIndex):
+        kind = FindingKind.OOB_WRITE if cb.writing else FindingKind.OOB_READ
+        return Finding(kind, f"Out-of-bounds {'write' if cb.writing else 'read'} at grid point {point}: {text}",
+                       where=learner, grid_point=point, detail=text)
     block = _BLOCK_INDEX.search(text)
     if block:
         index, role, name, iteration = block.groups()

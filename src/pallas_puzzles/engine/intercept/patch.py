@@ -14,7 +14,15 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.intercept import call_reader, index_maps, poison, sentinel, static_slices
+from pallas_puzzles.engine.intercept import (
+    call_reader,
+    grid_order,
+    index_maps,
+    negative_indices,
+    poison,
+    sentinel,
+    static_slices,
+)
 from pallas_puzzles.engine.intercept.session import active
 
 _original_pallas_call: Callable[..., Any] | None = None
@@ -68,6 +76,8 @@ def install() -> None:
         pl.pallas_call = strict_pallas_call
     poison.install()
     static_slices.install()
+    negative_indices.install()
+    grid_order.install()
 
 
 def reset_interpreter() -> None:
