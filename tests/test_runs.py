@@ -150,11 +150,11 @@ def test_the_early_checker_is_for_the_target_of_the_puzzle_it_will_check(workspa
     """A checker serves one target: the puzzle named on the command line, else the current one."""
     import dataclasses
 
-    from pallas_puzzles import course_file
+    from pallas_puzzles import course_source
 
     other = tuple(dataclasses.replace(p, target="some.module:Other") if p.name == "outer_add" else p
                   for p in COURSE.puzzles)
-    monkeypatch.setattr(course_file, "load_course", lambda folder=None: dataclasses.replace(COURSE, puzzles=other))
+    monkeypatch.setattr(course_source, "course_of", lambda workspace: dataclasses.replace(COURSE, puzzles=other))
     assert planned_check(["verify", "outer_add"])[0] == "some.module:Other"
     assert planned_check(["verify", "4"])[0] == "tpu-interpret"
     state = workspace / ".pallas_puzzles" / "state.json"

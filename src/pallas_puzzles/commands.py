@@ -6,21 +6,20 @@ rules live in `progress`, output in `report`: a command only wires them up.
 
 from __future__ import annotations
 
+import datetime
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
-
-from pallas_puzzles import backends, support
+from pallas_puzzles import backends, course_source, support
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course_file import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.metadata import Course, Puzzle
+from pallas_puzzles.output import Output
 from pallas_puzzles.perf.model import for_chip
 from pallas_puzzles.progress import Progress
-from pallas_puzzles.report import json_view, perf_card, terminal
+from pallas_puzzles.report import formats, json_view, perf_card, run_report, terminal
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
 from pallas_puzzles.runs import Run
@@ -31,40 +30,18 @@ from pallas_puzzles.workspace import find_workspace, init_workspace, reference_s
 Confirm = Callable[[str], bool]
 
 
-@dataclass(frozen=True)
-class Output:
-    """Where a command's output goes: views on stdout; notices on stderr when stdout is JSON."""
-
-    console: Console
-    notices: Console
-    as_json: bool = False
-
-    @classmethod
-    def make(cls, as_json: bool = False) -> Output:
-        console = terminal.make_console()
-        return cls(console, terminal.make_console(stderr=True) if as_json else console, as_json)
-
-    def info(self, message: str) -> None:
-        terminal.info(self.notices, message)
-
-    def warning(self, message: str) -> None:
-        terminal.warning(self.notices, message)
-
-    def error(self, message: str) -> None:
-        terminal.error(self.notices, message)
-        if self.as_json:
-            json_view.emit(json_view.error_document(message))
-
-
 def open_progress(out: Output) -> Progress:
-    return Progress.open(find_workspace(), load_course(), warn=out.warning)
+    workspace = find_workspace()
+    return Progress.open(workspace, course_source.course_of(workspace), warn=out.warning)
 
 
-def cmd_init(out: Output, directory: Path) -> int:
-    course = load_course()
+def cmd_init(out: Output, directory: Path, course_name: str | None = None) -> int:
+    source = course_source.resolve(course_name or course_source.BUILTIN)
+    course = load_course(source.folder)
     workspace = init_workspace(directory, course)
     save_state(workspace, fresh_state(course))
-    out.info(f"Created a workspace with {len(course.puzzles)} puzzles in {workspace.root}.")
+    course_source.record(workspace, source, course)
+    out.info(f"Created a workspace for {course.heading} with {len(course.puzzles)} puzzles in {workspace.root}.")
     tours = [p for p in course.puzzles if p.tour]
     if tours:
         out.info(f"Start by reading {workspace.exercise(tours[0]).relative_to(workspace.root)}: "
@@ -83,10 +60,11 @@ def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_
 
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
                mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None) -> int:
+    started = datetime.datetime.now()
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
     files = {p.name: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
-    run = Run(progress.workspace, files, requested, mode)
+    run = Run(progress.workspace, files, requested, mode, use_stored=out.form not in formats.DOCUMENTS)
     if not check_all:
         support.require(puzzles[0], None)  # a jax too old: say so before any checker starts
 
@@ -97,7 +75,7 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
     def verdict(puzzle: Puzzle, result: CheckResult) -> None:
         if chip_name:
             result.cases = for_chip(result.cases, chip_name)
-        if not out.as_json:
+        if not out.machine:
             terminal.render_result(out.console, result, puzzle)
             if card and not check_all and mode is Mode.RUN:
                 perf_card.render_after_pass(out.console, result)
@@ -105,12 +83,14 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
             progress.record_pass(puzzle)
 
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
-    with RunProgress(out.console, len(puzzles), verb, enabled=not out.as_json) as bar:
+    with RunProgress(out.console, len(puzzles), verb, enabled=not out.machine) as bar:
         backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, refuse, verdict)
     results = run.results
+    skipped = {}
     for puzzle in run.skipped:
         refusal = support.refusal(puzzle, backend, mode)
-        out.info(f"- puzzle {puzzle.number} skipped: {refusal.sentence if refusal else 'it does not run here.'}")
+        skipped[puzzle.name] = refusal.sentence if refusal else "it does not run here."
+        out.info(f"- puzzle {puzzle.number} skipped: {skipped[puzzle.name]}")
     if run.from_cache:
         out.info(f"{run.from_cache} unchanged file(s) kept the verdict of their last check "
                  f"(delete {progress.workspace.meta / 'results'} to check them again).")
@@ -118,6 +98,10 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
     if out.as_json:
         json_view.emit(json_view.summary_document(results, [p.number for p in run.skipped]) if check_all
                        else json_view.result_document(results[0]))
+    elif out.form in formats.DOCUMENTS:
+        seconds = (datetime.datetime.now() - started).total_seconds()
+        report = run_report.make(progress.course, puzzles, results, skipped, backend.name, seconds, started)
+        sys.stdout.write(formats.DOCUMENTS[out.form](report))
     elif check_all:
         out.info(f"{len(results) - failed} passed, {failed} failed")
     if any(r.status is Status.ERROR for r in results):
@@ -130,6 +114,15 @@ def cmd_lower(out: Output, key: str | None, check_all: bool, solutions: bool) ->
     return cmd_verify(out, key, check_all, backends.TPU.name, solutions, mode=Mode.LOWER)
 
 
+def _course_around(file: Path) -> Course:
+    """The course of the workspace holding `file`; the built-in course outside any workspace."""
+    try:
+        workspace = find_workspace(file.parent)
+    except UserError:
+        return load_course()
+    return course_source.course_of(workspace)
+
+
 def verify_file(path: str) -> int:
     """`python exercises/07_long_sum.py`: check that file as its puzzle, like `verify`."""
     from pallas_puzzles.boundary import run_guarded
@@ -138,7 +131,7 @@ def verify_file(path: str) -> int:
 
     def check() -> int:
         file = Path(path).resolve()
-        puzzle = load_course().by_file(file.name)
+        puzzle = _course_around(file).by_file(file.name)
         if puzzle is None:
             raise UserError(f"{file.name} is not a puzzle file of this course.")
         from pallas_puzzles.worker.client import Worker

@@ -106,6 +106,13 @@ class Mismatch:
     more_grid_points: int = 0  # wrong grid points beyond those listed
     stored_at: tuple[SourceLine, ...] = ()
 
+    def counts(self) -> str:
+        """"21600 of 60000 output elements are wrong (21600 never written, max abs error 0.5)"."""
+        extras = [f"{self.n_unwritten} never written"] if self.n_unwritten else []
+        extras += [f"{self.n_nan} NaN/garbage"] if self.n_nan else []
+        extras += [] if math.isnan(self.max_abs_error) else [f"max abs error {self.max_abs_error:.3g}"]
+        return f"{self.n_bad} of {self.total} output elements are wrong" + (f" ({', '.join(extras)})" if extras else "")
+
     def origin(self) -> str:
         """"The wrong blocks are the ones written at grid points (0, 3), (1, 3); they were stored at line 41"."""
         if not self.grid_points:

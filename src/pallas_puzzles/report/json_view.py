@@ -152,6 +152,8 @@ def list_document(progress: Progress) -> dict[str, Any]:
     return {
         "schema": SCHEMA_VERSION,
         "course": progress.course.title,
+        "course_name": progress.course.name,
+        "course_version": progress.course.version,
         "chapters": [{"name": c.name, "number": c.number, "title": c.title, "intro": c.intro, "target": c.target}
                      for c in progress.course.chapters],
         "current": progress.current.number,

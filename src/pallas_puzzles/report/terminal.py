@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,15 +102,7 @@ def _block_map(m: Mismatch) -> list[Text]:
 
 
 def render_mismatch(m: Mismatch, advise: bool = True) -> Group:
-    counts = f"{m.n_bad} of {m.total} output elements are wrong"
-    extras = []
-    if m.n_unwritten:
-        extras.append(f"{m.n_unwritten} never written")
-    if m.n_nan:
-        extras.append(f"{m.n_nan} NaN/garbage")
-    if not math.isnan(m.max_abs_error):
-        extras.append(f"max abs error {m.max_abs_error:.3g}")
-    title = Text(counts + (f" ({', '.join(extras)})" if extras else ""), style="bold red")
+    title = Text(m.counts(), style="bold red")
     table = Table("index", "expected", "got", box=None, padding=(0, 2), show_edge=False)
     table.columns[0].style, table.columns[1].justify = "cyan", "right"
     table.columns[2].justify, table.columns[2].style = "right", "red"
@@ -211,7 +202,7 @@ def _list_row(progress: Progress, puzzle: Puzzle) -> tuple[str, Text, Text, str,
 def render_list(console: Console, progress: Progress) -> None:
     course = progress.course
     wide = console.width >= WIDE_LIST_COLUMNS
-    table = Table(title=course.title, box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=course.heading, box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
     longest_file = max(len(p.file) for p in course.puzzles)
     table.add_column("puzzle" if wide else "puzzle / file", min_width=16 if wide else longest_file)
@@ -232,7 +223,8 @@ def render_list(console: Console, progress: Progress) -> None:
     console.print(table)
     if any(p.tpu_only_idiom for p in course.puzzles):
         console.print(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
-    console.print(Text("Commands take a puzzle's number or the name in its file, e.g. `pallas-puzzles hint long_sum`.", style="dim"))
+    console.print(Text(f"Commands take a puzzle's number or the name in its file, e.g. "
+                       f"`pallas-puzzles hint {progress.current.name}`.", style="dim"))
     console.print(progress_bar(progress.solved_count, progress.total))
 
 

@@ -17,7 +17,7 @@ from pallas_puzzles.course_file import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
-from pallas_puzzles.worker.client import Worker
+from pallas_puzzles.worker.client import Limits, Worker
 
 # How many checkers run at once. A check is one single-threaded compile after
 # another, so more than one checker per core only adds waiting. Memory is the
@@ -47,9 +47,10 @@ JobDone = Callable[[Puzzle, CheckResult], None]
 class WorkerPool:
     """Checkers for one target: a course of several targets is checked one pool after another."""
 
-    def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET) -> None:
+    def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET,
+                 limits: Limits = Limits()) -> None:
         self.target = target
-        self.workers = [Worker(requested, mode, target) for _ in range(max(1, size))]
+        self.workers = [Worker(requested, mode, target, limits) for _ in range(max(1, size))]
 
     @property
     def warning(self) -> str | None:
@@ -135,6 +136,28 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+Job = tuple[Puzzle, Path]
+
+
+def check_by_target(jobs: list[Job], open_pool: Callable[[str, int], WorkerPool], fail_fast: bool = True,
+                    on_start: JobStarted | None = None, on_done: JobDone | None = None) -> Iterator[CheckResult]:
+    """Each job's result, in the order given: each run of consecutive jobs of one target is checked by
+    a pool of its own (`open_pool(target, jobs)` gives it started), one pool at a time, since two
+    would double the memory. Callers that want one pool per target sort the jobs by target first."""
+    groups: list[tuple[str, list[Job]]] = []
+    for job in jobs:
+        if groups and groups[-1][0] == job[0].target:
+            groups[-1][1].append(job)
+        else:
+            groups.append((job[0].target, [job]))
+    for target, group in groups:
+        pool = open_pool(target, len(group))
+        try:
+            yield from pool.check_in_order(group, fail_fast, on_start, on_done)
+        finally:
+            pool.stop()
 
 
 def _as_error(failure: BaseException, puzzle: Puzzle) -> BaseException:
