@@ -47,6 +47,24 @@ def checked_by_dev_check(course_check, subject: str) -> dict[str, object]:
             for job, result in course_check.checked if job.subject == subject}
 
 
+@pytest.fixture(scope="session")
+def small_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course `dev new` writes (one chapter, two puzzles), made once: copy it before changing it."""
+    from pallas_puzzles.dev.new import new_course
+
+    return new_course(tmp_path_factory.mktemp("courses") / "small-course")
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300):
+    """The real command in a process of its own: `python -m pallas_puzzles ARGS` (checkers included)."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pallas_puzzles", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "COLUMNS": "120", **(env or {})})
+
+
 def puzzles_checked(course_check) -> set[str]:
     """The puzzles whose kernels the course check ran (not those this leg's jax is too old for)."""
     return {job.puzzle.name for job, _ in course_check.checked}

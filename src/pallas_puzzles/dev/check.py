@@ -129,7 +129,10 @@ def _run(jobs: list[Job], progress: RunProgress) -> list[CheckResult]:
     from pallas_puzzles.worker.pool import WorkerPool, check_by_target, pool_size
 
     results: dict[int, CheckResult] = {}
-    for requested, mode in dict.fromkeys((j.requested, j.mode) for j in jobs):
+    # An accelerator's runs first: one that is not there should stop the check before it has cost much.
+    batches = sorted(dict.fromkeys((j.requested, j.mode) for j in jobs),
+                     key=lambda key: (key[1] is Mode.LOWER, key[0] == backends.INTERPRET.name))
+    for requested, mode in batches:
         batch = sorted((i for i, j in enumerate(jobs) if (j.requested, j.mode) == (requested, mode)),
                        key=lambda i: jobs[i].puzzle.target)
 

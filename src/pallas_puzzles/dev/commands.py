@@ -37,6 +37,8 @@ def cmd_check(out: Output, directory: Path, accelerator: str | None) -> int:
         return RunProgress(out.console, total, "Checking the course", enabled=not out.as_json)
 
     check = check_course(directory, progress, accelerator)
+    if accelerator and check.course is not None and not any(accelerator in p.backends for p in check.course.puzzles):
+        out.warning(f"No puzzle of this course declares the {accelerator} backend, so nothing ran there.")
     if out.as_json:
         json_view.emit(dev_view.document(check))
     else:
