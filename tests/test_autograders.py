@@ -1,0 +1,119 @@
+"""Grades any autograder reads: `verify --format junit` and `--format exercism`, checked against their schemas.
+
+tests/schemas/junit.xsd restates the rules of the published JUnit schemas (Ant's and Jenkins'
+xunit) and is applied with a real XML Schema validator (lxml); tests/schemas/exercism-results-v3
+.schema.json restates the fields exercism's test-runner interface documents for version 3.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import one_sentence
+from lxml import etree
+
+from pallas_puzzles.cli import app
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+CHATTY = "    print('\\x1b[31mred\\x1b[0m and a bell\\x07 ' + 'x' * 600)\n"
+
+
+@pytest.fixture(scope="module")
+def junit_schema() -> etree.XMLSchema:
+    return etree.XMLSchema(etree.parse(str(SCHEMAS / "junit.xsd")))
+
+
+@pytest.fixture(scope="module")
+def exercism_schema() -> dict:
+    return json.loads((SCHEMAS / "exercism-results-v3.schema.json").read_text())
+
+
+@pytest.fixture()
+def graded(small_course: Path, tmp_path: Path, cli, monkeypatch) -> Path:
+    """A workspace of the small course: puzzle 1 solved (and printing control characters and 600 more),
+    puzzle 2 the mistake that asks for a block past the end."""
+    assert cli.invoke(app, ["init", "--course", str(small_course), str(tmp_path / "ws")]).exit_code == 0
+    exercises = tmp_path / "ws" / "exercises"
+    solved = (small_course / "solutions" / "01_scale.py").read_text()
+    (exercises / "01_scale.py").write_text(solved.replace("def scale(x: jax.Array) -> jax.Array:\n",
+                                                          "def scale(x: jax.Array) -> jax.Array:\n" + CHATTY))
+    blocked = (small_course / "solutions" / "02_scale_blocked.py").read_text()
+    (exercises / "02_scale_blocked.py").write_text(blocked.replace("lambda i: (i,))],", "lambda i: (i + 1,))],"))
+    monkeypatch.chdir(tmp_path / "ws")
+    return tmp_path / "ws"
+
+
+def test_junit_has_one_test_case_per_puzzle_and_validates(graded, cli, junit_schema):
+    result = cli.invoke(app, ["verify", "--all", "--format", "junit"])
+    assert result.exit_code == 1, result.output
+    document = etree.fromstring(result.stdout.encode())
+    assert junit_schema.validate(document), junit_schema.error_log
+    suite = document.find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("2", "1", "0", "0")
+    first, second = suite.findall("testcase")
+    assert (first.get("name"), first.get("classname")) == ("01 scale", "small-course.first_steps")
+    assert first.find("failure") is None and "x" * 400 in first.find("system-out").text
+    assert "\x1b" not in first.find("system-out").text, "XML 1.0 cannot hold control characters"
+    failure = second.find("failure")
+    assert failure.get("type") == "oob-block"
+    assert failure.get("message").startswith("oob-block at 02_scale_blocked.py:")
+    assert "lambda i: (i + 1,)" in failure.text and "→ " in failure.text, "the verdict verify prints"
+    properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert properties["course.version"] == "0.1.0" and properties["backend"] == "interpret"
+
+
+def test_the_junit_schema_rejects_what_reporters_reject(graded, cli, junit_schema):
+    """The schema is no rubber stamp: a case without a class name, or with two failures, is invalid."""
+    document = etree.fromstring(cli.invoke(app, ["verify", "--all", "--format", "junit"]).stdout.encode())
+    assert junit_schema.validate(document)
+    nameless = copy.deepcopy(document)
+    del nameless.find("testsuite/testcase").attrib["classname"]
+    assert not junit_schema.validate(nameless)
+    doubled = copy.deepcopy(document)
+    case = doubled.findall("testsuite/testcase")[1]
+    case.insert(0, copy.deepcopy(case.find("failure")))
+    assert not junit_schema.validate(doubled)
+
+
+def test_results_json_follows_exercisms_version_3(graded, cli, exercism_schema):
+    result = cli.invoke(app, ["verify", "--all", "--format", "exercism"])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, exercism_schema)
+    assert (document["version"], document["status"], document["message"]) == (3, "fail", None)
+    first, second = document["tests"]
+    assert (first["status"], first["message"], first["task_id"]) == ("pass", None, 1)
+    assert len(first["output"]) <= 500 and first["output"].endswith("Please limit to 500 chars.")
+    assert second["status"] == "fail" and second["test_code"] == "pallas-puzzles verify scale_blocked"
+    assert "lambda i: (i + 1,)" in second["message"]
+
+
+def test_a_passing_run_and_a_run_that_cannot_start_are_valid_results(graded, small_course, cli, exercism_schema,
+                                                                     tmp_path, monkeypatch):
+    for file in ("01_scale.py", "02_scale_blocked.py"):
+        shutil.copyfile(small_course / "solutions" / file, graded / "exercises" / file)
+    passed = cli.invoke(app, ["verify", "--all", "--format", "exercism"])
+    assert passed.exit_code == 0, passed.output
+    document = json.loads(passed.stdout)
+    jsonschema.validate(document, exercism_schema)
+    assert document["status"] == "pass" and [t["status"] for t in document["tests"]] == ["pass", "pass"]
+    monkeypatch.chdir(tmp_path)  # no workspace here: exit 2, and results.json says why
+    failed = cli.invoke(app, ["verify", "--all", "--format", "exercism"])
+    assert failed.exit_code == 2
+    document = json.loads(failed.stdout)
+    jsonschema.validate(document, exercism_schema)
+    assert document["status"] == "error" and "not inside a pallas-puzzles workspace" in document["message"]
+
+
+def test_json_stays_todays_schema_and_an_unknown_format_is_one_sentence(graded, cli, validate_json):
+    by_flag = json.loads(cli.invoke(app, ["verify", "--all", "--json"]).stdout)
+    by_format = json.loads(cli.invoke(app, ["verify", "--all", "--format", "json"]).stdout)
+    validate_json(by_flag)
+    assert [c["status"] for c in by_flag["checks"]] == [c["status"] for c in by_format["checks"]] == ["pass", "fail"]
+    result = cli.invoke(app, ["verify", "--all", "--format", "tap"])
+    assert result.exit_code == 2 and "Unknown output format 'tap'" in one_sentence(result.output)
