@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -117,3 +120,50 @@ def test_json_stays_todays_schema_and_an_unknown_format_is_one_sentence(graded, 
     assert [c["status"] for c in by_flag["checks"]] == [c["status"] for c in by_format["checks"]] == ["pass", "fail"]
     result = cli.invoke(app, ["verify", "--all", "--format", "tap"])
     assert result.exit_code == 2 and "Unknown output format 'tap'" in one_sentence(result.output)
+
+
+WORKFLOW = Path(__file__).resolve().parents[1] / "docs" / "ci" / "grade-with-junit.yml"
+
+
+def _workflow_commands() -> list[str]:
+    """The workflow's own pallas-puzzles commands (its `run:` steps other than installs)."""
+    runs = [line.split("run:", 1)[1].strip() for line in WORKFLOW.read_text().splitlines()
+            if line.strip().startswith("run:")]
+    return [command for command in runs if command.startswith("pallas-puzzles ")]
+
+
+def test_the_example_workflows_command_works_in_a_clean_checkout(small_course, tmp_path, junit_schema):
+    """A learner's repository, cloned afresh, with the course installed as a package: the workflow's command
+    grades it."""
+    commands = _workflow_commands()
+    assert commands == ["pallas-puzzles verify --all --format junit > junit.xml"]
+    site = tmp_path / "site"  # the course, installed as a package (what the workflow's pip step does)
+    shutil.copytree(small_course, site / "class_course" / "course")
+    (site / "class_course" / "__init__.py").write_text("")
+    shim = tmp_path / "bin" / "pallas-puzzles"  # the console script, for this test's Python
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pallas_puzzles "$@"\n')
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    git = ["git", "-c", "user.email=learner@example.com", "-c", "user.name=learner"]
+    learner = tmp_path / "learner"
+    subprocess.run(["pallas-puzzles", "init", "--course", "class_course", str(learner)], env=env, check=True,
+                   capture_output=True)
+    shutil.copyfile(small_course / "solutions" / "01_scale.py", learner / "exercises" / "01_scale.py")
+    subprocess.run(["pallas-puzzles", "verify", "1"], cwd=learner, env=env, capture_output=True)  # leaves a stored verdict
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "my work"]):
+        subprocess.run(git + step, cwd=learner, check=True)
+    tracked = subprocess.run(git + ["ls-files"], cwd=learner, capture_output=True, text=True, check=True).stdout
+    assert ".pallas_puzzles/course.json" in tracked and ".pallas_puzzles/results" not in tracked
+    checkout = tmp_path / "checkout"
+    subprocess.run(git + ["clone", "-q", str(learner), str(checkout)], check=True)
+    done = subprocess.run(["bash", "-c", commands[0]], cwd=checkout, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1, done.stderr  # one puzzle still fails: the job fails, the report says why
+    document = etree.parse(str(checkout / "junit.xml"))
+    assert junit_schema.validate(document), junit_schema.error_log
+    cases = document.findall("testsuite/testcase")
+    assert [(c.get("name"), c.find("failure") is None) for c in cases] == [("01 scale", True),
+                                                                          ("02 scale_blocked", False)]
+    assert cases[1].find("failure").get("type") == "not-started"
