@@ -224,3 +224,16 @@ def test_an_unknown_course_and_a_workspace_from_before_course_records(workspace,
     (workspace / ".pallas_puzzles" / RECORD).unlink()
     listed = json.loads(cli.invoke(app, ["list", "--json"]).stdout)
     assert (listed["course_name"], listed["course_version"]) == ("pallas-puzzles", "1.0")
+
+
+def test_dev_check_reports_a_target_that_cannot_load_and_runs_nothing_for_it(small_course, tmp_path, cli):
+    course = tmp_path / "no-target"
+    shutil.copytree(small_course, course)
+    text = (course / "course.toml").read_text().replace('target = "tpu-interpret"', 'target = "no_such_module:Nope"')
+    (course / "course.toml").write_text(text)
+    result = cli.invoke(app, ["dev", "check", str(course), "--json"])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert document["checked"] == 0
+    assert [(p["puzzle"], p["subject"]) for p in document["problems"]] == [("scale", "target"), ("scale_blocked", "target")]
+    assert "cannot be loaded" in document["problems"][0]["message"]

@@ -14,6 +14,7 @@ overrides the record (a CI job whose course lives elsewhere than on the author's
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -82,6 +83,8 @@ def resolve(text: str, base: Path | None = None) -> CourseSource:
     if given in BUILTIN_NAMES:
         return CourseSource(BUILTIN, BUILTIN, builtin_folder())
     path = (base or Path.cwd()) / Path(given).expanduser()
+    if path.is_file() and path.name == COURSE_FILE:  # the course file itself: its folder is meant
+        path = path.parent
     if path.is_dir():
         course = _course_folder_in(path)
         if course is None:
@@ -98,7 +101,10 @@ def resolve(text: str, base: Path | None = None) -> CourseSource:
 def record(workspace: Workspace, source: CourseSource, course: Course) -> None:
     """Remember in the workspace where its course came from (a folder also relative to the workspace,
     so a repository holding both still finds it after a clone to another place)."""
-    relative = os.path.relpath(source.folder, workspace.root) if source.kind == "folder" else None
+    relative = None
+    if source.kind == "folder":
+        with contextlib.suppress(ValueError):  # no relative path between two drives
+            relative = os.path.relpath(source.folder, workspace.root)
     data = {"kind": source.kind, "name": source.name, "folder": str(source.folder), "relative": relative,
             "course": course.name, "version": course.version}
     (workspace.meta / RECORD).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -63,13 +63,13 @@ def _jobs(course: Course, usable: list[examples.Example], problems: list[Problem
     jobs: list[Job] = []
     skipped: list[Problem] = []
     for puzzle in course.puzzles:
-        refusal = support.refusal(puzzle, None)
-        if refusal is not None:
-            skipped.append(Problem(puzzle.name, "skipped", refusal.sentence))
-            continue
         # A file that is missing or not Python, a spec or target that cannot load: already a problem.
         broken = {p.subject for p in problems if p.puzzle == puzzle.name and p.blocking}
         if broken & {"spec", "target"}:
+            continue
+        refusal = support.refusal(puzzle, None)
+        if refusal is not None:
+            skipped.append(Problem(puzzle.name, "skipped", refusal.sentence))
             continue
         if STUB not in broken and not puzzle.tour:
             jobs.append(Job(STUB, puzzle, puzzle.stub_path))
