@@ -7,6 +7,7 @@ xunit) and is applied with a real XML Schema validator (lxml); tests/schemas/exe
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -19,6 +20,7 @@ import jsonschema
 import pytest
 from conftest import one_sentence
 from lxml import etree
+from typer.testing import CliRunner
 
 from pallas_puzzles.cli import app
 
@@ -36,25 +38,36 @@ def exercism_schema() -> dict:
     return json.loads((SCHEMAS / "exercism-results-v3.schema.json").read_text())
 
 
-@pytest.fixture()
-def graded(small_course: Path, tmp_path: Path, cli, monkeypatch) -> Path:
+def _graded_workspace(course: Path, folder: Path) -> Path:
     """A workspace of the small course: puzzle 1 solved (and printing control characters and 600 more),
     puzzle 2 the mistake that asks for a block past the end."""
-    assert cli.invoke(app, ["init", "--course", str(small_course), str(tmp_path / "ws")]).exit_code == 0
-    exercises = tmp_path / "ws" / "exercises"
-    solved = (small_course / "solutions" / "01_scale.py").read_text()
+    assert CliRunner().invoke(app, ["init", "--course", str(course), str(folder / "ws")]).exit_code == 0
+    exercises = folder / "ws" / "exercises"
+    solved = (course / "solutions" / "01_scale.py").read_text()
     (exercises / "01_scale.py").write_text(solved.replace("def scale(x: jax.Array) -> jax.Array:\n",
                                                           "def scale(x: jax.Array) -> jax.Array:\n" + CHATTY))
-    blocked = (small_course / "solutions" / "02_scale_blocked.py").read_text()
+    blocked = (course / "solutions" / "02_scale_blocked.py").read_text()
     (exercises / "02_scale_blocked.py").write_text(blocked.replace("lambda i: (i,))],", "lambda i: (i + 1,))],"))
-    monkeypatch.chdir(tmp_path / "ws")
-    return tmp_path / "ws"
+    return folder / "ws"
 
 
-def test_junit_has_one_test_case_per_puzzle_and_validates(graded, cli, junit_schema):
-    result = cli.invoke(app, ["verify", "--all", "--format", "junit"])
-    assert result.exit_code == 1, result.output
-    document = etree.fromstring(result.stdout.encode())
+@pytest.fixture(scope="module")
+def verified(small_course: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str]]:
+    """`verify --all` of one graded workspace in each format: (exit code, stdout)."""
+    workspace = _graded_workspace(small_course, tmp_path_factory.mktemp("graded"))
+    found = {}
+    with contextlib.chdir(workspace):
+        for name, flags in (("junit", ["--format", "junit"]), ("exercism", ["--format", "exercism"]),
+                            ("--json", ["--json"]), ("json", ["--format", "json"])):
+            result = CliRunner().invoke(app, ["verify", "--all", *flags])
+            found[name] = (result.exit_code, result.stdout)
+    return found
+
+
+def test_junit_has_one_test_case_per_puzzle_and_validates(verified, junit_schema):
+    exit_code, stdout = verified["junit"]
+    assert exit_code == 1, stdout
+    document = etree.fromstring(stdout.encode())
     assert junit_schema.validate(document), junit_schema.error_log
     suite = document.find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("2", "1", "0", "0")
@@ -70,9 +83,9 @@ def test_junit_has_one_test_case_per_puzzle_and_validates(graded, cli, junit_sch
     assert properties["course.version"] == "0.1.0" and properties["backend"] == "interpret"
 
 
-def test_the_junit_schema_rejects_what_reporters_reject(graded, cli, junit_schema):
+def test_the_junit_schema_rejects_what_reporters_reject(verified, junit_schema):
     """The schema is no rubber stamp: a case without a class name, or with two failures, is invalid."""
-    document = etree.fromstring(cli.invoke(app, ["verify", "--all", "--format", "junit"]).stdout.encode())
+    document = etree.fromstring(verified["junit"][1].encode())
     assert junit_schema.validate(document)
     nameless = copy.deepcopy(document)
     del nameless.find("testsuite/testcase").attrib["classname"]
@@ -83,10 +96,10 @@ def test_the_junit_schema_rejects_what_reporters_reject(graded, cli, junit_schem
     assert not junit_schema.validate(doubled)
 
 
-def test_results_json_follows_exercisms_version_3(graded, cli, exercism_schema):
-    result = cli.invoke(app, ["verify", "--all", "--format", "exercism"])
-    assert result.exit_code == 1, result.output
-    document = json.loads(result.stdout)
+def test_results_json_follows_exercisms_version_3(verified, exercism_schema):
+    exit_code, stdout = verified["exercism"]
+    assert exit_code == 1, stdout
+    document = json.loads(stdout)
     jsonschema.validate(document, exercism_schema)
     assert (document["version"], document["status"], document["message"]) == (3, "fail", None)
     first, second = document["tests"]
@@ -96,10 +109,12 @@ def test_results_json_follows_exercisms_version_3(graded, cli, exercism_schema):
     assert "lambda i: (i + 1,)" in second["message"]
 
 
-def test_a_passing_run_and_a_run_that_cannot_start_are_valid_results(graded, small_course, cli, exercism_schema,
+def test_a_passing_run_and_a_run_that_cannot_start_are_valid_results(small_course, cli, exercism_schema,
                                                                      tmp_path, monkeypatch):
+    graded = _graded_workspace(small_course, tmp_path)
     for file in ("01_scale.py", "02_scale_blocked.py"):
         shutil.copyfile(small_course / "solutions" / file, graded / "exercises" / file)
+    monkeypatch.chdir(graded)
     passed = cli.invoke(app, ["verify", "--all", "--format", "exercism"])
     assert passed.exit_code == 0, passed.output
     document = json.loads(passed.stdout)
@@ -113,9 +128,8 @@ def test_a_passing_run_and_a_run_that_cannot_start_are_valid_results(graded, sma
     assert document["status"] == "error" and "not inside a pallas-puzzles workspace" in document["message"]
 
 
-def test_json_stays_todays_schema_and_an_unknown_format_is_one_sentence(graded, cli, validate_json):
-    by_flag = json.loads(cli.invoke(app, ["verify", "--all", "--json"]).stdout)
-    by_format = json.loads(cli.invoke(app, ["verify", "--all", "--format", "json"]).stdout)
+def test_json_stays_todays_schema_and_an_unknown_format_is_one_sentence(verified, cli, validate_json):
+    by_flag, by_format = json.loads(verified["--json"][1]), json.loads(verified["json"][1])
     validate_json(by_flag)
     assert [c["status"] for c in by_flag["checks"]] == [c["status"] for c in by_format["checks"]] == ["pass", "fail"]
     result = cli.invoke(app, ["verify", "--all", "--format", "tap"])

@@ -7,7 +7,6 @@ cannot restart, a broken pipe) is handed to the caller, who raises it.
 from __future__ import annotations
 
 import os
-import queue
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -93,16 +92,13 @@ class WorkerPool:
         results: list[CheckResult | None] = [None] * len(jobs)
         done = [threading.Event() for _ in jobs]
         failures: list[BaseException] = []
-        pending: queue.Queue[int] = queue.Queue()
-        for index in range(len(jobs)):
-            pending.put(index)
+        pending = _Pending([puzzle.name for puzzle, _ in jobs])
 
         def drain(worker: Worker) -> None:
             try:
                 while not failures:
-                    try:
-                        index = pending.get_nowait()
-                    except queue.Empty:
+                    index = pending.take(id(worker))
+                    if index is None:
                         return
                     puzzle, file = jobs[index]
                     if on_start is not None:
@@ -136,6 +132,31 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Pending:
+    """The jobs no worker has taken yet. A worker keeps to one puzzle while it has jobs left, then
+    takes a puzzle no other worker is on: a checker computes a puzzle's inputs and expected outputs
+    once, and drops its compiled programs when it moves to another puzzle, so several jobs of one
+    puzzle (dev check's stub, solution and mistakes; grade's submissions) cost least on one checker."""
+
+    def __init__(self, puzzles: list[str]) -> None:
+        self._puzzles = puzzles
+        self._left = list(range(len(puzzles)))
+        self._on: dict[int, str] = {}  # worker -> the puzzle it took last
+        self._lock = threading.Lock()
+
+    def take(self, worker: int) -> int | None:
+        with self._lock:
+            if not self._left:
+                return None
+            others = {name for key, name in self._on.items() if key != worker}
+            index = next((i for i in self._left if self._puzzles[i] == self._on.get(worker)), None)
+            if index is None:
+                index = next((i for i in self._left if self._puzzles[i] not in others), self._left[0])
+            self._left.remove(index)
+            self._on[worker] = self._puzzles[index]
+            return index
 
 
 Job = tuple[Puzzle, Path]
