@@ -21,7 +21,7 @@ from pallas_puzzles.dev import examples, static
 from pallas_puzzles.dev.static import Problem
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Course, Puzzle
-from pallas_puzzles.report.headline import headline
+from pallas_puzzles.report.headline import first_finding, headline
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
 
@@ -114,7 +114,7 @@ def judge(job: Job, result: CheckResult) -> str | None:
         return f"passes, but this mistake must fail with {declared}"
     if result.kind is None or result.kind.id != declared:
         return f"must fail with {declared}, but fails with {headline(result)}"
-    finding = result.finding or (result.first_failure.finding if result.first_failure else None)
+    finding = first_finding(result)
     if job.example.line and (finding is None or not any(job.example.line in w.text for w in finding.where)):
         named = ", ".join(f"line {w.line}" for w in finding.where) if finding is not None and finding.where else "no line"
         return f"fails with {declared} as declared, but names {named}, not the line '{job.example.line}'"
