@@ -144,6 +144,11 @@ def test_a_misspelt_metadata_key_is_refused():
         parse(_minimal(rtoll=1e-6), REPO / "course")
 
 
+def test_a_course_of_only_a_tour_is_refused():
+    with pytest.raises(CourseError, match="no puzzle besides its tour"):
+        parse(_minimal(tour=True), REPO / "course")
+
+
 @pytest.mark.parametrize("version", [None, 1, FORMAT + 1])
 def test_a_course_file_of_another_format_is_refused(version):
     data = _minimal()

@@ -92,6 +92,8 @@ def parse(data: dict[str, Any], folder: Path, times: dict[str, float] | None = N
     first = 0 if puzzles[0].get("tour") else 1
     parsed = tuple(_puzzle(raw, first + i, folder, (times or {}).get(str(raw.get("name")), 0.0), where)
                    for i, raw in enumerate(puzzles))
+    if all(p.tour for p in parsed):
+        raise CourseError(f"{where} has no puzzle besides its tour; a course needs one to solve.")
     _unique(where, "chapter", [c.name for c in chapters])
     _unique(where, "puzzle", [p.name for p in parsed])
     _unique(where, "file", [p.file for p in parsed])
