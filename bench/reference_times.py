@@ -24,7 +24,7 @@ from pallas_puzzles.worker.client import Worker
 def measure(course: Course) -> dict[str, float]:
     figures = {}
     for puzzle in course.puzzles:
-        with Worker("interpret") as worker:
+        with Worker("interpret", target=puzzle.target) as worker:
             worker.start()
             started = time.perf_counter()
             result = worker.check(puzzle, puzzle.solution_path, fail_fast=False)

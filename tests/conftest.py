@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import json
 from collections.abc import Callable, Iterator
 from importlib import resources
@@ -25,6 +26,48 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def course() -> Course:
     return load_course()
+
+
+@pytest.fixture(scope="session")
+def course_check():
+    """`dev check` of the built-in course, run once for the session on pools of real checkers: every
+    stub, solution, TPU lowering, mistake and correct alternative. Tests read its verdicts."""
+    from rich.console import Console
+
+    from pallas_puzzles.dev.check import check_course
+    from pallas_puzzles.report.live import RunProgress
+
+    quiet = Console(file=io.StringIO())
+    return check_course(load_course().folder, lambda total: RunProgress(quiet, total, enabled=False))
+
+
+def checked_by_dev_check(course_check, subject: str) -> dict[str, object]:
+    """The verdicts of one kind of job in the course check, by puzzle (or example) name."""
+    return {(job.example.name if job.example else job.puzzle.name): result
+            for job, result in course_check.checked if job.subject == subject}
+
+
+@pytest.fixture(scope="session")
+def small_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course `dev new` writes (one chapter, two puzzles), made once: copy it before changing it."""
+    from pallas_puzzles.dev.new import new_course
+
+    return new_course(tmp_path_factory.mktemp("courses") / "small-course")
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300):
+    """The real command in a process of its own: `python -m pallas_puzzles ARGS` (checkers included)."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pallas_puzzles", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "COLUMNS": "120", **(env or {})})
+
+
+def puzzles_checked(course_check) -> set[str]:
+    """The puzzles whose kernels the course check ran (not those this leg's jax is too old for)."""
+    return {job.puzzle.name for job, _ in course_check.checked}
 
 
 @pytest.fixture()

@@ -6,8 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import checked_by_dev_check, puzzles_checked
 
-from pallas_puzzles import backends, versions
+from pallas_puzzles import backends
 from pallas_puzzles.backends import GPU, INTERPRET, TPU, Mode
 from pallas_puzzles.cli import app
 from pallas_puzzles.course_file import load_course
@@ -17,7 +18,7 @@ from pallas_puzzles.findings import FindingKind
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
-TPU_PUZZLES = [pytest.param(p, id=p.label) for p in COURSE.puzzles if p.supports(TPU)]
+TPU_PUZZLES = [p for p in COURSE.puzzles if p.supports(TPU)]
 
 
 @pytest.fixture()
@@ -100,13 +101,13 @@ def test_unknown_backend_is_refused():
         backends.validate("metal")
 
 
-@pytest.mark.parametrize("puzzle", TPU_PUZZLES)
-def test_every_tpu_capable_solution_lowers_for_a_tpu(puzzle):
-    if versions.missing_requirement(puzzle.number, puzzle.min_jax):
-        pytest.skip("this leg's jax is older than the puzzle's min_jax")
-    result = check_puzzle(puzzle, REPO / "course" / "solutions" / puzzle.file, TPU, Mode.LOWER, fail_fast=False)
-    assert result.passed, [(c.label, c.finding) for c in result.cases if not c.passed]
-    assert len(result.cases) == len(puzzle.cases_for(TPU))
+def test_every_tpu_capable_solution_lowers_for_a_tpu(course_check):
+    """dev check lowers every TPU-capable solution (the session's check of the course)."""
+    lowered = checked_by_dev_check(course_check, "lowering")
+    assert set(lowered) == {p.name for p in TPU_PUZZLES if p.name in puzzles_checked(course_check)}
+    for name, result in lowered.items():
+        assert result.passed and result.mode == Mode.LOWER.value, [(c.label, c.finding) for c in result.cases]
+        assert len(result.cases) == len(COURSE.find(name).cases_for(TPU))
 
 
 def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):

@@ -1,19 +1,20 @@
 """Findings name the real cause and the line that holds the mistake (issue 9).
 
-Each test builds a mistake from tests/mistakes.toml and asserts the finding's
+Each test reads a mistake of course/mistakes.toml, as the session's dev check of the course
+checked it, and asserts the finding's
 kind, the line it names first and its wording, so that a finding cannot drift
 back to blaming the grid, the padding or JAX's own words.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_mistakes import COURSE, MISTAKES, build_mistake, rendered
+from conftest import checked_by_dev_check
+from test_mistakes import COURSE, MISTAKES, rendered
 
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.engine.checker import check_puzzle
@@ -22,17 +23,16 @@ from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CheckResult, Finding
 
 
-@functools.cache
-def checked(name: str, folder: Path) -> tuple[CheckResult, str]:
-    mistake = next(m for m in MISTAKES if m["name"] == name)
-    path = build_mistake(mistake, folder)
-    result = check_puzzle(COURSE.find(mistake["puzzle"]), path, INTERPRET)
-    return result, rendered(result)
-
-
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("causes")
+def folder(course_check) -> dict[str, CheckResult]:
+    """The verdicts of course/mistakes.toml, from the session's dev check of the course."""
+    return checked_by_dev_check(course_check, "mistake")
+
+
+def checked(name: str, verdicts: dict[str, CheckResult]) -> tuple[CheckResult, str]:
+    assert any(m.name == name for m in MISTAKES), name
+    result = verdicts[name]
+    return result, rendered(result)
 
 
 def flat(report: str) -> str:
@@ -46,7 +46,7 @@ def first_finding(result: CheckResult) -> Finding:
     return finding
 
 
-def test_uninitialised_accumulator_is_read_before_written_not_never_written(folder: Path):
+def test_uninitialised_accumulator_is_read_before_written_not_never_written(folder: dict[str, CheckResult]):
     result, report = checked("p14_accumulate_into_output_uninitialised", folder)
     finding = first_finding(result)
     assert finding.kind is FindingKind.READ_BEFORE_WRITTEN
@@ -55,7 +55,7 @@ def test_uninitialised_accumulator_is_read_before_written_not_never_written(fold
     assert "grid covers" not in finding.explanation and "never written" not in report.split("→")[0].lower().split("first")[0]
 
 
-def test_nan_from_arithmetic_is_not_blamed_on_padding(folder: Path):
+def test_nan_from_arithmetic_is_not_blamed_on_padding(folder: dict[str, CheckResult]):
     result, report = checked("p17_running_max_from_zero", folder)
     finding = first_finding(result)
     assert finding.kind is FindingKind.NAN_ARITHMETIC
@@ -65,13 +65,13 @@ def test_nan_from_arithmetic_is_not_blamed_on_padding(folder: Path):
     assert FindingKind.MISMATCH_NAN.explanation[:40] not in flat(report)
 
 
-def test_nan_from_padding_keeps_its_padding_explanation(folder: Path):
+def test_nan_from_padding_keeps_its_padding_explanation(folder: dict[str, CheckResult]):
     result, _ = checked("p07_scrub_nan_padding", folder)
     assert first_finding(result).kind is FindingKind.PADDING_DEPENDENT
     assert "padding or memory you never wrote" in first_finding(result).message
 
 
-def test_wrong_out_shape_names_out_shape_not_the_store(folder: Path):
+def test_wrong_out_shape_names_out_shape_not_the_store(folder: dict[str, CheckResult]):
     result, report = checked("p03_out_shape_transposed", folder)
     finding = first_finding(result)
     assert finding.kind is FindingKind.SHAPE
@@ -80,7 +80,7 @@ def test_wrong_out_shape_names_out_shape_not_the_store(folder: Path):
     assert "Check the broadcast" not in flat(report)
 
 
-def test_never_true_when_names_the_when_line(folder: Path):
+def test_never_true_when_names_the_when_line(folder: dict[str, CheckResult]):
     result, _ = checked("p14_finish_condition_never_true", folder)
     finding = first_finding(result)
     assert finding.kind is FindingKind.NEVER_TRUE_WHEN
@@ -94,21 +94,21 @@ def test_never_true_when_names_the_when_line(folder: Path):
     ("p02_grid_rounds_down", "grid=(n // B,)"),
     ("p16_carry_on_parallel_axis", 'dimension_semantics=("parallel",)'),
 ])
-def test_launcher_mistakes_name_the_launcher_argument(name: str, argument: str, folder: Path):
+def test_launcher_mistakes_name_the_launcher_argument(name: str, argument: str, folder: dict[str, CheckResult]):
     result, report = checked(name, folder)
     finding = first_finding(result)
     assert argument in finding.where[0].text
     assert f":{finding.where[0].line}" in report
 
 
-def test_parallel_order_is_said_in_words(folder: Path):
+def test_parallel_order_is_said_in_words(folder: dict[str, CheckResult]):
     finding = first_finding(checked("p16_carry_on_parallel_axis", folder)[0])
     assert finding.kind is FindingKind.ORDER
     assert finding.message.startswith("Axis 0 is marked parallel, but step (")
     assert "reads what step (" in finding.message
 
 
-def test_mismatch_names_grid_points_and_store_line(folder: Path):
+def test_mismatch_names_grid_points_and_store_line(folder: dict[str, CheckResult]):
     result, report = checked("p02_last_block_wrong", folder)
     case = result.first_failure
     assert case.kind is FindingKind.MISMATCH_WRONG and not case.findings

@@ -1,34 +1,32 @@
 """Correct but unusual solutions pass: the checker rejects mistakes, not styles.
 
-tests/correct.toml lists each as edits to a reference solution (the format of
-tests/mistakes.toml); each must pass on every shape case of the interpreter.
+course/correct.toml lists each as edits to a reference solution (the form of course/mistakes.toml);
+`dev check` (the session's `course_check`) checks that each passes on every shape case.
 """
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-from typing import Any
-
-import pytest
-from test_mistakes import COURSE, build_mistake, rendered
+from conftest import checked_by_dev_check, puzzles_checked
+from test_mistakes import COURSE, rendered
 
 from pallas_puzzles.backends import INTERPRET
-from pallas_puzzles.engine.checker import check_puzzle
+from pallas_puzzles.dev import examples
 
-REPO = Path(__file__).resolve().parents[1]
-CORRECT: list[dict[str, Any]] = tomllib.loads((REPO / "tests" / "correct.toml").read_text())["correct"]
+CORRECT = examples.load(COURSE.folder, examples.CORRECT)
 
 
-@pytest.mark.parametrize("solution", CORRECT, ids=[c["name"] for c in CORRECT])
-def test_unusual_correct_solution_passes(solution: dict[str, Any], tmp_path: Path):
-    path = build_mistake(solution, tmp_path)
-    assert path.read_text() != COURSE.find(solution["puzzle"]).solution_path.read_text()
-    result = check_puzzle(COURSE.find(solution["puzzle"]), path, INTERPRET, fail_fast=False)
-    assert result.passed, rendered(result)
-    assert len(result.cases) == len(COURSE.find(solution["puzzle"]).cases_for(INTERPRET))
+def test_every_unusual_correct_solution_passes(course_check):
+    checked = checked_by_dev_check(course_check, "correct")
+    alternatives = [c for c in CORRECT if c.puzzle in puzzles_checked(course_check)]
+    assert set(checked) == {c.name for c in alternatives}
+    for solution in alternatives:
+        puzzle = COURSE.find(solution.puzzle)
+        assert examples.source(solution, COURSE) != puzzle.solution_path.read_text()
+        result = checked[solution.name]
+        assert result.passed, rendered(result)
+        assert len(result.cases) == len(puzzle.cases_for(INTERPRET))
 
 
 def test_there_are_enough_correct_alternatives():
     assert len(CORRECT) >= 5
-    assert len({c["name"] for c in CORRECT}) == len(CORRECT)
+    assert len({c.name for c in CORRECT}) == len(CORRECT)

@@ -1,4 +1,9 @@
-"""The course's guardian: every stub fails, every solution passes, the metadata is whole."""
+"""The course's guardian: every stub fails, every solution passes, the metadata is whole.
+
+The kernels are run once for the session by `dev check` (the `course_check` fixture, on pools of
+real checkers), which also checks every mistake and correct alternative in course/; the tests
+here add the built-in course's own stricter rules.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import checked_by_dev_check
 
 from pallas_puzzles import backends, versions
 from pallas_puzzles.backends import INTERPRET
@@ -29,38 +35,39 @@ STUB_FAILURES = {FindingKind.MISMATCH_UNWRITTEN, FindingKind.MISMATCH_WRONG, Fin
                  FindingKind.MISMATCH_GARBAGE, FindingKind.SHAPE}
 
 
-def skip_if_jax_too_old(puzzle) -> None:
-    """A puzzle with min_jax is checked on every leg whose jax has its APIs, and skipped on the others."""
-    too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
-    if too_old:
-        pytest.skip(too_old)
+def runnable(puzzles) -> set[str]:
+    """The names of the puzzles this leg's jax can check."""
+    return {p.name for p in puzzles if not versions.missing_requirement(p.number, p.min_jax)}
 
 
-@pytest.mark.parametrize("puzzle", UNSOLVED)
-def test_stub_fails(puzzle):
-    skip_if_jax_too_old(puzzle)
-    result = check_puzzle(puzzle, REPO / "course" / "exercises" / puzzle.file, INTERPRET)
-    assert not result.passed
-    assert result.finding is None, f"a stub must load and run, not fail with {result.finding}"
-    assert result.cases, "the stub's first shape case ran"
-    assert result.first_failure.kind in STUB_FAILURES, result.first_failure
+def test_the_builtin_course_passes_dev_check(course_check):
+    """Every stub fails, every solution passes and lowers, every mistake and alternative behaves."""
+    assert course_check.course is not None and course_check.course.name == COURSE.name
+    assert [problem.line() for problem in course_check.problems] == []
+    assert {p.puzzle for p in course_check.skipped} == {p.name for p in COURSE.puzzles} - runnable(COURSE.puzzles)
 
 
-@pytest.mark.parametrize("puzzle", PUZZLES)
-def test_solution_passes_every_case(puzzle):
-    skip_if_jax_too_old(puzzle)
-    result = check_puzzle(puzzle, REPO / "course" / "solutions" / puzzle.file, INTERPRET, fail_fast=False)
-    failures = [(c.label, c.finding, c.mismatch) for c in result.cases if not c.passed]
-    assert result.finding is None, result.finding
-    assert result.passed, failures
-    assert len(result.cases) == len(puzzle.cases_for(INTERPRET))
+def test_every_stub_fails_on_what_its_kernel_computes(course_check):
+    """Stricter than dev check asks of any course: a stub here fails on its numbers or shape."""
+    stubs = checked_by_dev_check(course_check, "stub")
+    assert set(stubs) == runnable(p for p in COURSE.puzzles if not p.tour)
+    for name, result in stubs.items():
+        assert not result.passed and result.finding is None, (name, result.finding)
+        assert result.cases, "the stub's first shape case ran"
+        assert result.first_failure.kind in STUB_FAILURES, (name, result.first_failure)
+
+
+def test_every_solution_passes_every_case(course_check):
+    solutions = checked_by_dev_check(course_check, "solution")
+    assert set(solutions) == runnable(COURSE.puzzles)
+    for name, result in solutions.items():
+        assert result.passed, (name, result.findings, [(c.label, c.finding, c.mismatch) for c in result.cases])
+        assert len(result.cases) == len(COURSE.find(name).cases_for(INTERPRET))
 
 
 def test_tour_starts_solved():
     tours = [p for p in COURSE.puzzles if p.tour]
     assert [p.number for p in tours] == [0]
-    tour = tours[0]
-    assert (REPO / "course" / "exercises" / tour.file).read_text() == (REPO / "course" / "solutions" / tour.file).read_text()
 
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
@@ -124,12 +131,6 @@ def test_exercise_contract(puzzle):
         assert "TODO" in source
 
 
-def test_every_spec_module_is_used():
-    used = {p.spec for p in COURSE.puzzles}
-    modules = {f.stem for f in (COURSE.folder / "specs").glob("*.py")}
-    assert modules == used
-
-
 def test_chapters_hold_the_course_in_order():
     assert [p.number for p in COURSE.puzzles] == list(range(len(COURSE.puzzles)))
     in_order = [p for chapter in COURSE.chapters for p in COURSE.in_chapter(chapter)]
@@ -152,6 +153,11 @@ def _minimal(**puzzle_keys) -> dict:
 def test_a_misspelt_metadata_key_is_refused():
     with pytest.raises(CourseError, match="unknown keys \\['rtoll'\\]"):
         parse(_minimal(rtoll=1e-6), REPO / "course")
+
+
+def test_a_course_of_only_a_tour_is_refused():
+    with pytest.raises(CourseError, match="no puzzle besides its tour"):
+        parse(_minimal(tour=True), REPO / "course")
 
 
 @pytest.mark.parametrize("version", [None, 1, FORMAT + 1])

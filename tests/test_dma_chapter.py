@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import one_sentence
 
-from pallas_puzzles import commands, support, versions
+from pallas_puzzles import course_source, support, versions
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
 from pallas_puzzles.course_file import load_course
@@ -43,7 +43,7 @@ def _course_with_min_jax(number: int, min_jax: str) -> Course:
 
 
 def test_verify_on_too_old_jax_exits_2_with_one_sentence(workspace, cli, monkeypatch):
-    monkeypatch.setattr(commands, "load_course", lambda: _course_with_min_jax(25, "99.0"))
+    monkeypatch.setattr(course_source, "course_of", lambda workspace: _course_with_min_jax(25, "99.0"))
     result = cli.invoke(app, ["verify", "25"])
     assert result.exit_code == 2, result.output
     message = one_sentence(result.output)
@@ -51,7 +51,7 @@ def test_verify_on_too_old_jax_exits_2_with_one_sentence(workspace, cli, monkeyp
 
 
 def test_list_shows_min_jax(workspace, cli, monkeypatch):
-    monkeypatch.setattr(commands, "load_course", lambda: _course_with_min_jax(25, "99.0"))
+    monkeypatch.setattr(course_source, "course_of", lambda workspace: _course_with_min_jax(25, "99.0"))
     monkeypatch.setenv("COLUMNS", "200")
     result = cli.invoke(app, ["list"])
     assert result.exit_code == 0, result.output
@@ -113,8 +113,8 @@ def test_a_stalled_wait_in_the_worker_is_a_finding_and_the_worker_carries_on(tmp
 def test_a_copy_overrun_names_the_copy_before_the_launcher(tmp_path):
     from test_mistakes import MISTAKES, build_mistake
 
-    mistake = next(m for m in MISTAKES if m["name"] == "p25_copy_overruns")
+    mistake = next(m for m in MISTAKES if m.name == "p25_copy_overruns")
     result = check_puzzle(load_course().find(25), build_mistake(mistake, tmp_path), INTERPRET)
     finding = result.first_failure.finding
     assert finding.kind is FindingKind.DMA_OVERRUN
-    assert mistake["line"] in finding.where[0].text  # the copy's line leads, not the pallas_call it was traced from
+    assert mistake.line in finding.where[0].text  # the copy's line leads, not the pallas_call it was traced from

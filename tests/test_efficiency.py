@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
 from pallas_puzzles.course_file import load_course
+from pallas_puzzles.dev import examples
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.perf import chips
 
@@ -26,9 +26,9 @@ PERFORMANCE_KEYS = {"hbm_bytes_read", "hbm_bytes_written", "hbm_bytes_min", "flo
 
 def test_the_chapter_has_four_budgeted_puzzles_each_with_a_wasteful_mistake():
     assert [p.number for p in BUDGETED] == [21, 22, 23, 24]
-    mistakes = tomllib.loads((REPO / "tests" / "mistakes.toml").read_text())["mistake"]
+    mistakes = examples.load(COURSE.folder, examples.MISTAKES)
     for puzzle in BUDGETED:
-        assert any(m["puzzle"] == puzzle.name and m["kind"] == "over-budget" for m in mistakes), puzzle.label
+        assert any(m.puzzle == puzzle.name and m.kind == "over-budget" for m in mistakes), puzzle.label
         assert not any(str(n) in puzzle.hints[-1] for n in range(2, 10)), "the last hint names the idea, not numbers"
 
 
@@ -108,7 +108,7 @@ def test_a_correct_kernel_over_its_budget_shows_its_card(workspace, cli, validat
     """The case the efficiency chapter is about: right numbers, too much traffic; the card shows where."""
     from test_mistakes import MISTAKES, build_mistake
 
-    mistake = next(m for m in MISTAKES if m["name"] == "p21_two_calls")
+    mistake = next(m for m in MISTAKES if m.name == "p21_two_calls")
     built = build_mistake(mistake, workspace)
     built.replace(workspace / "exercises" / "21_fuse_two_calls.py")
     result = cli.invoke(app, ["perf", "21"])

@@ -150,11 +150,11 @@ def test_the_early_checker_is_for_the_target_of_the_puzzle_it_will_check(workspa
     """A checker serves one target: the puzzle named on the command line, else the current one."""
     import dataclasses
 
-    from pallas_puzzles import course_file
+    from pallas_puzzles import course_source
 
     other = tuple(dataclasses.replace(p, target="some.module:Other") if p.name == "outer_add" else p
                   for p in COURSE.puzzles)
-    monkeypatch.setattr(course_file, "load_course", lambda folder=None: dataclasses.replace(COURSE, puzzles=other))
+    monkeypatch.setattr(course_source, "course_of", lambda workspace: dataclasses.replace(COURSE, puzzles=other))
     assert planned_check(["verify", "outer_add"])[0] == "some.module:Other"
     assert planned_check(["verify", "4"])[0] == "tpu-interpret"
     state = workspace / ".pallas_puzzles" / "state.json"
@@ -177,3 +177,18 @@ def test_a_stored_pass_still_records_progress(workspace, cli, fake_pool):
     assert fake_pool.checked == [2]
     listed = json.loads(cli.invoke(app, ["list", "--json"]).stdout)
     assert any(p["puzzle"] == 2 and p["status"] == "solved" for p in listed["puzzles"])
+
+
+def test_a_checker_keeps_to_one_puzzle_and_another_takes_a_puzzle_no_one_is_on():
+    """dev check and grade give a pool several jobs per puzzle: each checker then computes a puzzle's
+    expected outputs once, instead of both checkers computing them for every puzzle."""
+    pending = pool_module._Pending(["a", "a", "a", "b", "b", "c"])
+    first, second = 1, 2
+    assert pending.take(first) == 0  # a
+    assert pending.take(second) == 3  # b: the other checker is on a
+    assert [pending.take(first), pending.take(first)] == [1, 2]  # the rest of a
+    assert pending.take(first) == 5  # c: b is the other checker's
+    assert pending.take(second) == 4  # the rest of b
+    assert pending.take(first) is None and pending.take(second) is None
+    alone = pool_module._Pending(["a", "b"])
+    assert [alone.take(first), alone.take(first), alone.take(first)] == [0, 1, None]  # nothing is left waiting

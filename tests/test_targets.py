@@ -153,3 +153,25 @@ def test_no_target_module_imports_jax_when_the_cli_reads_it():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_target_module_kept_beside_the_course_file_needs_no_import_path(tmp_path: Path):
+    """A course folder carries its own target as a module next to course.toml: checker processes load it
+    by its file, with nothing on PYTHONPATH, and dev check counts it as part of the course."""
+    from pallas_puzzles.dev import static
+
+    folder = tmp_path / "course"
+    for sub in ("exercises", "solutions", "specs"):
+        (folder / sub).mkdir(parents=True)
+    (folder / "four_devices_target.py").write_text(TARGET_MODULE)
+    (folder / "course.toml").write_text(COURSE)
+    (folder / "specs" / "add_device_count.py").write_text(SPEC)
+    (folder / "exercises" / "01_add_device_count.py").write_text(LAUNCHER.format(constant="0.0"))
+    (folder / "solutions" / "01_add_device_count.py").write_text(LAUNCHER.format(constant="4.0"))
+    puzzle = load_course(folder).find("add_device_count")
+    assert puzzle.target == f"{folder / 'four_devices_target.py'}:FourDevices"
+    assert targets.get(puzzle.target).setup.host_devices == 4
+    with Worker("interpret", Mode.RUN, puzzle.target) as worker:
+        worker.start()
+        assert worker.check(puzzle, puzzle.solution_path, fail_fast=False).passed
+    assert static.stray_files(load_course(folder)) == []

@@ -34,7 +34,7 @@ FOLDER = "results"
 MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
 CODE_SUFFIXES = (".py", ".toml", ".json")
 ENVIRONMENT_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "LIBTPU_")
-MOMENTARY = {FindingKind.TIMEOUT, FindingKind.CRASH, FindingKind.INTERNAL}
+MOMENTARY = {FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH, FindingKind.INTERNAL}
 ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
 
 

@@ -12,7 +12,7 @@ import typer
 from pallas_puzzles import backends, commands
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.boundary import run_guarded
-from pallas_puzzles.commands import Output
+from pallas_puzzles.output import Output
 from pallas_puzzles.report import formats
 
 app = typer.Typer(
@@ -31,6 +31,7 @@ BackendOption = Annotated[
                  help="auto (the accelerator JAX sees, else interpret), interpret, gpu or tpu."),
 ]
 PollOption = Annotated[bool, typer.Option("--poll", help="Watch files by polling (network drives, containers).")]
+DEFAULT_MEMORY_MIB = 2048  # grade's memory limit per checker, JAX's own ~300 MiB included
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI); the same as --format json.")]
 FormatOption = Annotated[str | None, typer.Option("--format", metavar="NAME",
                                                   help=f"Output format: {', '.join(formats.FORMATS)}.")]
@@ -67,9 +68,12 @@ def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollO
 
 @app.command()
 def init(directory: Annotated[Path, typer.Argument(metavar="DIR", help="Folder for the new workspace.")]
-         = Path("pallas-puzzles-workspace")) -> None:
+         = Path("pallas-puzzles-workspace"),
+         course: Annotated[str | None, typer.Option("--course", metavar="DIR|PACKAGE",
+                                                    help="Start from this course: a course folder or an installed "
+                                                         "course package (default: the built-in course).")] = None) -> None:
     """Write a fresh workspace: exercises, an empty solutions folder, progress file, README."""
-    _run(lambda out: commands.cmd_init(out, directory))
+    _run(lambda out: commands.cmd_init(out, directory, course))
 
 
 @app.command()
@@ -152,6 +156,52 @@ def show(ctx: typer.Context, puzzle: PuzzleArgument = None, solution: SolutionsO
          backend: BackendOption = None) -> None:
     """Step through the grid: the block each program reads and writes, and where the output is wrong."""
     _run(lambda out: commands.cmd_show(out, puzzle, _backend(ctx, backend), solution, case, html, not no_open))
+
+
+@app.command()
+def grade(ctx: typer.Context,
+          submissions: Annotated[list[str], typer.Argument(metavar="SUBMISSION...",
+                                                           help="Workspaces, or folders of exercise files.")],
+          course: Annotated[str | None, typer.Option("--course", metavar="DIR|PACKAGE",
+                                                     help="The course to grade against (default: the built-in course).")] = None,
+          csv_file: Annotated[str | None, typer.Option("--csv", metavar="FILE", help="Write the table as CSV (- for stdout; the default).")] = None,
+          json_file: Annotated[str | None, typer.Option("--json", metavar="FILE", help="Write the table as JSON (- for stdout).")] = None,
+          time_limit: Annotated[float, typer.Option("--time-limit", metavar="SECONDS",
+                                                    help="Seconds each check may take (default: each puzzle's own limit).")] = 0.0,
+          memory_limit: Annotated[int, typer.Option("--memory-limit", metavar="MIB",
+                                                    help="Memory a checker may hold while checking, JAX included (0: no limit).")]
+          = DEFAULT_MEMORY_MIB,
+          backend: BackendOption = None) -> None:
+    """Check many learners' work against one course: one table of submission x puzzle."""
+    from pallas_puzzles.grade import cmd_grade
+
+    out = Output.for_table()
+    raise typer.Exit(run_guarded(lambda: cmd_grade(out, submissions, course, _backend(ctx, backend), csv_file,
+                                                   json_file, time_limit, memory_limit), out.error))
+
+
+dev_app = typer.Typer(name="dev", help="Write and check a course of your own.", no_args_is_help=True,
+                      add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+app.add_typer(dev_app)
+
+
+@dev_app.command("new")
+def dev_new(directory: Annotated[Path, typer.Argument(metavar="DIR", help="A new or empty folder for the course.")]) -> None:
+    """Write a small working course (one chapter, two puzzles) to start from."""
+    from pallas_puzzles.dev import commands as dev
+
+    _run(lambda out: dev.cmd_new(out, directory))
+
+
+@dev_app.command("check")
+def dev_check(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The course folder (default: here).")] = Path("."),
+              backend: Annotated[str | None, typer.Option("--backend", "-b", metavar="NAME",
+                                                          help="Also run the solutions on this accelerator: gpu or tpu.")] = None,
+              as_json: JsonOption = False) -> None:
+    """Check a course: its files, every stub fails, every solution passes (and lowers), every example."""
+    from pallas_puzzles.dev import commands as dev
+
+    _run(lambda out: dev.cmd_check(out, directory, backend), as_json)
 
 
 def main() -> None:

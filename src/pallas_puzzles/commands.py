@@ -6,15 +6,16 @@ rules live in `progress`, output in `report`: a command only wires them up.
 
 from __future__ import annotations
 
+import datetime
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pallas_puzzles import backends, support
+from pallas_puzzles import backends, course_source, support
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course_file import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.metadata import Course, Puzzle
 from pallas_puzzles.output import Output
 from pallas_puzzles.perf.model import for_chip
 from pallas_puzzles.progress import Progress
@@ -32,21 +33,24 @@ __all__ = ["Output"]  # cli builds one per command
 
 
 def open_progress(out: Output, need_workspace: bool = True) -> Progress:
-    """The learner's progress; outside a workspace, a detached one for commands that need none."""
+    """The learner's progress in the workspace's own course; outside a workspace, a detached one on
+    the built-in course for the commands that need none (list, hint, solution)."""
     try:
         workspace = find_workspace()
     except UserError:
         if need_workspace:
             raise
         return Progress.detached(load_course(), warn=out.warning)
-    return Progress.open(workspace, load_course(), warn=out.warning)
+    return Progress.open(workspace, course_source.course_of(workspace), warn=out.warning)
 
 
-def cmd_init(out: Output, directory: Path) -> int:
-    course = load_course()
+def cmd_init(out: Output, directory: Path, course_name: str | None = None) -> int:
+    source = course_source.resolve(course_name or course_source.BUILTIN)
+    course = load_course(source.folder)
     workspace = init_workspace(directory, course)
     save_state(workspace, fresh_state(course))
-    out.info(f"Created a workspace with {len(course.puzzles)} puzzles in {workspace.root}.")
+    course_source.record(workspace, source, course)
+    out.info(f"Created a workspace for {course.heading} with {len(course.puzzles)} puzzles in {workspace.root}.")
     tours = [p for p in course.puzzles if p.tour]
     if tours:
         out.info(f"Start by reading {workspace.exercise(tours[0]).relative_to(workspace.root)}: "
@@ -65,11 +69,13 @@ def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_
 
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
                mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None) -> int:
+    started = datetime.datetime.now()
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
     files = {p.name: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
-    run = Run(progress.workspace, files, requested, mode)
-    report = RunReport(many=check_all)
+    # A document for an autograder checks every file afresh: stored verdicts live in the learner's workspace.
+    run = Run(progress.workspace, files, requested, mode, use_stored=out.format.trusts_stored)
+    report = RunReport(many=check_all, course=progress.course, puzzles=puzzles, started=started)
     if not check_all:
         support.require(puzzles[0], None)  # a jax too old: say so before any checker starts
 
@@ -100,6 +106,7 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
         out.info(f"- puzzle {puzzle.number} skipped: {report.skipped[-1][1]}")
     if run.from_cache:
         out.info(sentences.kept_verdicts(run.from_cache, _shown_path(progress.workspace.meta / "results")))
+    report.backend, report.seconds = backend.name, (datetime.datetime.now() - started).total_seconds()
     out.write(out.format.run(report))
     if any(r.status is Status.ERROR for r in run.results):
         return EXIT_INTERNAL
@@ -119,6 +126,15 @@ def cmd_lower(out: Output, key: str | None, check_all: bool, solutions: bool) ->
     return cmd_verify(out, key, check_all, backends.TPU.name, solutions, mode=Mode.LOWER)
 
 
+def _course_around(file: Path) -> Course:
+    """The course of the workspace holding `file`; the built-in course outside any workspace."""
+    try:
+        workspace = find_workspace(file.parent)
+    except UserError:
+        return load_course()
+    return course_source.course_of(workspace)
+
+
 def verify_file(path: str) -> int:
     """`python exercises/07_long_sum.py`: check that file as its puzzle, like `verify`."""
     from pallas_puzzles.boundary import run_guarded
@@ -127,7 +143,7 @@ def verify_file(path: str) -> int:
 
     def check() -> int:
         file = Path(path).resolve()
-        puzzle = load_course().by_file(file.name)
+        puzzle = _course_around(file).by_file(file.name)
         if puzzle is None:
             raise UserError(f"{file.name} is not a puzzle file of this course.")
         from pallas_puzzles.worker.client import Worker

@@ -73,15 +73,15 @@ def parse(data: dict[str, Any], folder: Path, times: dict[str, float] | None = N
     where = folder / COURSE_FILE
     if data.get("format") != FORMAT:
         raise CourseError(f"{where} is in course format {data.get('format', 'none given')}; this pallas-puzzles "
-                          f"reads format {FORMAT} (set `format = {FORMAT}` and follow the README's 'Writing a course').")
+                          f"reads format {FORMAT} (set `format = {FORMAT}`; docs/course-format.md describes it).")
     raw_chapters = data.get("chapter") or []
     if not raw_chapters:
         raise CourseError(f"{where} has no [[chapter]]; every puzzle belongs to one.")
     chapters, puzzles = [], []
     for index, raw in enumerate(raw_chapters, start=1):
         chapter = Chapter(name=_text(raw, "name", where), title=_text(raw, "title", where),
-                          intro=str(raw.get("intro", "")), target=str(raw.get("target", DEFAULT_TARGET)),
-                          number=index)
+                          intro=str(raw.get("intro", "")), number=index,
+                          target=_target_name(str(raw.get("target", DEFAULT_TARGET)), folder))
         chapters.append(chapter)
         defaults = {k: v for k, v in raw.items() if k not in _CHAPTER_OWN}
         for entry in raw.get("puzzle") or []:
@@ -92,12 +92,22 @@ def parse(data: dict[str, Any], folder: Path, times: dict[str, float] | None = N
     first = 0 if puzzles[0].get("tour") else 1
     parsed = tuple(_puzzle(raw, first + i, folder, (times or {}).get(str(raw.get("name")), 0.0), where)
                    for i, raw in enumerate(puzzles))
+    if all(p.tour for p in parsed):
+        raise CourseError(f"{where} has no puzzle besides its tour; a course needs one to solve.")
     _unique(where, "chapter", [c.name for c in chapters])
     _unique(where, "puzzle", [p.name for p in parsed])
     _unique(where, "file", [p.file for p in parsed])
     course = data.get("course", {})
     return Course(name=str(course.get("name", folder.name)), title=str(course.get("title", "Pallas Puzzles")),
-                  folder=folder, chapters=tuple(chapters), puzzles=parsed)
+                  folder=folder, chapters=tuple(chapters), puzzles=parsed, version=str(course.get("version", "")))
+
+
+def _target_name(declared: str, folder: Path) -> str:
+    """A course's own target written "module:Class", with module.py beside the course file, is named by
+    that file's path: checker processes then load it without the course folder on their import path."""
+    module, _, attribute = declared.rpartition(":")
+    local = folder / f"{module}.py"
+    return f"{local}:{attribute}" if module.isidentifier() and attribute and local.is_file() else declared
 
 
 def _text(raw: dict[str, Any], key: str, where: Path) -> str:

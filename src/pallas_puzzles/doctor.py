@@ -47,19 +47,32 @@ def _watcher() -> tuple[str, bool, str]:
     return type(observer).__name__, True, ""
 
 
+def _course(report: Report) -> None:
+    """The course of the workspace here (the built-in one outside a workspace), with its version."""
+    from pallas_puzzles.course_file import load_course
+    from pallas_puzzles.course_source import course_of
+    from pallas_puzzles.workspace import find_workspace
+
+    try:
+        try:
+            workspace = find_workspace()
+        except UserError:
+            course = load_course()
+        else:
+            course = course_of(workspace)
+        chapters = f"{len(course.chapters)} chapter{'s' if len(course.chapters) != 1 else ''}"
+        report.add("course", f"{course.heading} ({course.name}; {chapters}, {len(course.puzzles)} puzzles) "
+                             f"in {course.folder}")
+    except UserError as exc:
+        report.add("course", "unusable", False, exc.message)
+
+
 def diagnose_installation() -> Report:
     report = Report()
     python_ok = sys.version_info >= (3, 11)
     report.add("Python", sys.version.split()[0], python_ok, "" if python_ok else "Install Python 3.11 or newer.")
     report.add("pallas-puzzles", f"{__version__} ({Path(__file__).resolve().parent})")
-    try:
-        from pallas_puzzles.course_file import load_course
-
-        course = load_course()
-        report.add("course", f"{course.title} ({len(course.chapters)} chapters, {len(course.puzzles)} puzzles) "
-                             f"in {course.folder}")
-    except UserError as exc:
-        report.add("course", "unusable", False, exc.message)
+    _course(report)
     backends.prepare_environment(backends.AUTO, backends.Mode.RUN)
     try:
         import jax

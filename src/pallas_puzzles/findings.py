@@ -77,6 +77,12 @@ class FindingKind(Enum):
         "while_loop bound that is far too large) or a grid with far more programs than intended (the "
         "element count instead of pl.cdiv(n, block)).",
     )
+    MEMORY = (
+        "memory", "memory limit reached",
+        "The check took more memory than the grader allows. A kernel rarely needs much: look for an "
+        "out_shape, a scratch buffer or an array made in the launcher that is far larger than the "
+        "puzzle's arrays (a size multiplied where it should be divided, or a block the size of the grid).",
+    )
     CRASH = (
         "crash", "checker process crashed",
         "A hard crash usually comes from an enormous grid or block; check the sizes in your launcher.",

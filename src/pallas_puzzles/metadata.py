@@ -145,6 +145,12 @@ class Course:
     folder: Path
     chapters: tuple[Chapter, ...]
     puzzles: tuple[Puzzle, ...]
+    version: str = ""  # the course author's release of it, shown by `list` and `doctor`
+
+    @property
+    def heading(self) -> str:
+        """"Pallas Puzzles 1.0": the title and, when the course file gives one, the version."""
+        return f"{self.title} {self.version}".strip()
 
     @property
     def counted(self) -> tuple[Puzzle, ...]:

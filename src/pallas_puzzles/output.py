@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rich.console import Console
 
 from pallas_puzzles.report import formats, terminal
-from pallas_puzzles.report.formats import Format, Rendered
+from pallas_puzzles.report.formats import Format, Rendered, Unfolded
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,12 @@ class Output:
         console = terminal.make_console()
         return cls(console, terminal.make_console(stderr=True) if chosen.document else console, chosen)
 
+    @classmethod
+    def for_table(cls) -> Output:
+        """For a command that writes its own product (`grade`'s table, on stdout or to files): every
+        notice, the progress bar included, goes to stderr."""
+        return cls(terminal.make_console(), terminal.make_console(stderr=True), formats.get("terminal"))
+
     def write(self, rendered: Rendered) -> None:
         """Print what the format returned: text as it is, a rich renderable drawn."""
         if rendered is None:
@@ -32,6 +38,8 @@ class Output:
         if isinstance(rendered, str):
             self.console.file.write(rendered)
             self.console.file.flush()
+        elif isinstance(rendered, Unfolded):
+            self.console.print(rendered.lines, soft_wrap=True)
         else:
             self.console.print(rendered)
 

@@ -119,6 +119,8 @@ def init_workspace(target: Path, course: Course) -> Workspace:
         shutil.copyfile(puzzle.stub_path, workspace.exercise(puzzle))
     workspace.solutions.mkdir()
     workspace.backups.mkdir(parents=True)
+    # Stored verdicts are a cache of this machine's checks: they stay out of a repository.
+    (workspace.meta / ".gitignore").write_text("results/\n", encoding="utf-8")
     (target / "README.md").write_text(WORKSPACE_README, encoding="utf-8")
     return workspace
 

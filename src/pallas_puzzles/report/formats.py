@@ -12,15 +12,17 @@ name listed there. Modules are imported on first use, like the checker's targets
 
 from __future__ import annotations
 
+import datetime
 import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.metadata import Course, Puzzle
 from pallas_puzzles.results import CheckResult
 
 if TYPE_CHECKING:
+    from pallas_puzzles.dev.check import CourseCheck
     from pallas_puzzles.progress import Progress
     from pallas_puzzles.report.frames import GridView
 
@@ -30,6 +32,8 @@ FORMATS: dict[str, str] = {
     "json": "pallas_puzzles.report.json_view:JsonFormat",
     "notebook": "pallas_puzzles.report.verdict_html:NotebookFormat",
     "page": "pallas_puzzles.report.grid_html:PageFormat",
+    "junit": "pallas_puzzles.report.junit:JunitFormat",
+    "exercism": "pallas_puzzles.report.exercism:ExercismFormat",
 }
 
 
@@ -55,6 +59,13 @@ class RunReport:
     verdicts: list[Verdict] = field(default_factory=list)
     skipped: list[tuple[Puzzle, str]] = field(default_factory=list)
     many: bool = False  # `--all`: a summary, not one check
+    # What the autograders' documents also record: the course, the puzzles asked for (in course
+    # order), where and when the run happened and how long it took.
+    course: Course | None = None
+    puzzles: list[Puzzle] = field(default_factory=list)
+    backend: str = ""
+    seconds: float = 0.0
+    started: datetime.datetime | None = None
 
     @property
     def results(self) -> list[CheckResult]:
@@ -64,11 +75,22 @@ class RunReport:
 Rendered = Any  # a rich renderable (terminal) or text (the others); None: nothing to write
 
 
+@dataclass(frozen=True)
+class Unfolded:
+    """Lines a reader greps and copies (`dev check`'s problems): written whole, never folded or cut
+    at the terminal's width; the terminal wraps them softly."""
+
+    lines: Any  # a rich Text
+
+
 class Format:
     """One way of writing what pallas-puzzles says. A format that cannot show something says so."""
 
     name: ClassVar[str] = ""
     document: ClassVar[bool] = False  # writes one document once the run is over, and nothing before
+    # Whether a verdict stored in the workspace may stand in for a check. An autograder's document
+    # may not: the stored verdicts live in the learner's workspace, which the learner controls.
+    trusts_stored: ClassVar[bool] = True
 
     def check(self, verdict: Verdict) -> Rendered:
         """One verdict, as soon as it is known (a document format returns None and waits for `run`)."""
@@ -83,6 +105,10 @@ class Format:
 
     def grid(self, view: GridView) -> Rendered:
         return self._cannot("a grid view")
+
+    def course_check(self, check: CourseCheck) -> Rendered:
+        """What `dev check` found in a course."""
+        return self._cannot("a course check")
 
     def error(self, message: str) -> Rendered:
         """A command failed with this sentence (already said on stderr); a document format records it."""

@@ -19,6 +19,7 @@ from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
 if TYPE_CHECKING:
+    from pallas_puzzles.dev.check import CourseCheck
     from pallas_puzzles.progress import Progress
 
 SCHEMA_VERSION = 1
@@ -155,6 +156,8 @@ def list_document(progress: Progress) -> dict[str, Any]:
     return {
         "schema": SCHEMA_VERSION,
         "course": progress.course.title,
+        "course_name": progress.course.name,
+        "course_version": progress.course.version,
         "chapters": [{"name": c.name, "number": c.number, "title": c.title, "intro": c.intro, "target": c.target}
                      for c in progress.course.chapters],
         "current": progress.current.number,
@@ -193,6 +196,11 @@ class JsonFormat(Format):
 
     def listing(self, progress: Progress) -> str:
         return text(list_document(progress))
+
+    def course_check(self, check: CourseCheck) -> str:
+        from pallas_puzzles.report import dev_view
+
+        return text(dev_view.document(check))
 
     def error(self, message: str) -> str:
         return text(error_document(message))

@@ -24,6 +24,7 @@ from pallas_puzzles.report.verdict_text import file_link
 from pallas_puzzles.results import CheckResult
 
 if TYPE_CHECKING:
+    from pallas_puzzles.dev.check import CourseCheck
     from pallas_puzzles.doctor import Report
     from pallas_puzzles.progress import HintReveal, Progress
     from pallas_puzzles.report.frames import GridView
@@ -83,7 +84,7 @@ def list_view(progress: Progress, width: int) -> Group:
     """The course as a table for a terminal `width` columns wide."""
     course = progress.course
     wide = width >= WIDE_LIST_COLUMNS
-    table = Table(title=course.title, box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=course.heading, box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
     longest_file = max(len(p.file) for p in course.puzzles)
     table.add_column("puzzle" if wide else "puzzle / file", min_width=16 if wide else longest_file)
@@ -104,7 +105,8 @@ def list_view(progress: Progress, width: int) -> Group:
     lines: list[RenderableType] = [table]
     if any(p.tpu_only_idiom for p in course.puzzles):
         lines.append(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
-    lines.append(Text("Commands take a puzzle's number or the name in its file, e.g. `pallas-puzzles hint long_sum`.", style="dim"))
+    lines.append(Text(f"Commands take a puzzle's number or the name in its file, e.g. "
+                      f"`pallas-puzzles hint {progress.current.name}`.", style="dim"))
     if progress.workspace is not None:
         lines.append(progress_bar(progress.solved_count, progress.total))
     else:
@@ -180,6 +182,11 @@ class TerminalFormat(Format):
     """What a person at a terminal reads: panels and tables, each verdict as it lands."""
 
     name = "terminal"
+
+    def course_check(self, check: CourseCheck) -> RenderableType:
+        from pallas_puzzles.report import dev_view
+
+        return dev_view.view(check)
 
     def check(self, verdict: Verdict) -> RenderableType:
         from pallas_puzzles.report import perf_card

@@ -13,6 +13,7 @@ import re
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from pallas_puzzles import backends
@@ -57,6 +58,27 @@ class CheckCancelled(Exception):
     """The running check was cancelled with Worker.cancel(); no verdict."""
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What one check may use beyond the puzzle's own time limit (`grade` sets them)."""
+
+    seconds: float = 0.0  # 0: the puzzle's time limit (time_limit below)
+    memory_mib: int = 0  # the checker process's resident memory, JAX included; 0: no limit
+
+
+MEMORY_POLL = 0.05  # seconds between looks at a checker's memory while a check runs
+
+
+def resident_mib(pid: int) -> float:
+    """A process's resident memory in MiB (Linux's /proc); 0 where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
+            pages = int(handle.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def time_limit(puzzle: Puzzle) -> float:
     """Seconds a check of this puzzle may run: the puzzle's own limit unless overridden."""
     override = os.environ.get(TIME_LIMIT_VARIABLE, "").strip()
@@ -74,10 +96,12 @@ def time_limit(puzzle: Puzzle) -> float:
 class Worker:
     """One checker process for one target (the chapter's), backend and mode."""
 
-    def __init__(self, requested: str, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET) -> None:
+    def __init__(self, requested: str, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET,
+                 limits: Limits = Limits()) -> None:
         self.target = target
         self.requested = requested
         self.mode = mode
+        self.limits = limits
         self.backend: Backend | None = None
         self.warning: str | None = None
         self.restarts = 0
@@ -124,20 +148,15 @@ class Worker:
         channel = self._channel
         assert channel is not None and self.backend is not None
         started = time.perf_counter()
-        limit = time_limit(puzzle)
+        limit = self.limits.seconds or time_limit(puzzle)
         try:
             channel.send(CheckRequest(puzzle, str(file), fail_fast))
-            if channel.poll(limit):
+            over = self._wait(channel, limit)
+            if over is None:
                 reply = channel.recv()
                 assert isinstance(reply, CheckReply), reply
                 return reply.result
-            loops = loop_lines(file)
-            finding = Finding(
-                FindingKind.TIMEOUT,
-                f"Your kernel was still running after {limit:.0f} s and was stopped; a fresh checker was started."
-                + (" One of the loops below probably never ends." if loops else ""),
-                where=loops,
-            )
+            finding = self._stopped(over, file, limit)
         except (EOFError, OSError):
             if self._cancelled.is_set():
                 self.stop()
@@ -152,6 +171,27 @@ class Worker:
             number=puzzle.number, name=puzzle.name, file=str(file), backend=self.backend.name,
             passed=False, mode=self.mode.value, findings=[finding], seconds=seconds,
         )
+
+    def _wait(self, channel: Channel, limit: float) -> FindingKind | None:
+        """Wait for the reply; None when it is there, else the limit it ran past (TIMEOUT or MEMORY)."""
+        deadline = time.monotonic() + limit
+        while (remaining := deadline - time.monotonic()) > 0:
+            if channel.poll(min(remaining, MEMORY_POLL) if self.limits.memory_mib else remaining):
+                return None
+            process = self._process
+            if process is not None and resident_mib(process.pid) > self.limits.memory_mib > 0:
+                return FindingKind.MEMORY
+        return FindingKind.TIMEOUT
+
+    def _stopped(self, why: FindingKind, file: Path, limit: float) -> Finding:
+        """The finding for a check stopped at a limit."""
+        if why is FindingKind.MEMORY:
+            return Finding(FindingKind.MEMORY, f"Your kernel took more than {self.limits.memory_mib} MiB of "
+                                               f"memory and was stopped; a fresh checker was started.")
+        loops = loop_lines(file)
+        return Finding(FindingKind.TIMEOUT,
+                       f"Your kernel was still running after {limit:.0f} s and was stopped; a fresh checker was started."
+                       + (" One of the loops below probably never ends." if loops else ""), where=loops)
 
     def cancel(self) -> None:
         """Stop the running check, if any, from any thread; the next check starts a fresh worker."""

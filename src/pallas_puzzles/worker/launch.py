@@ -71,15 +71,16 @@ def spawn(target: str, requested: str, mode: Mode) -> Spawned:
 def _likely_target(key: str | None, every_puzzle: bool) -> str:
     """The target of the puzzle named (or else the workspace's current one); a guess: any doubt
     gives the course's first puzzle's, and a wrong guess only costs the time of a second start."""
-    from pallas_puzzles.course_file import load_course
+    from pallas_puzzles.course_source import course_of
     from pallas_puzzles.workspace import find_workspace
 
-    course = load_course()
+    workspace = find_workspace(Path.cwd())
+    course = course_of(workspace)
     if every_puzzle:  # `--all` checks in course order
         return course.puzzles[0].target
     try:
         if key is None:
-            state = json.loads(find_workspace(Path.cwd()).state_file.read_text(encoding="utf-8"))
+            state = json.loads(workspace.state_file.read_text(encoding="utf-8"))
             key = str(state["current"])
         return course.find(key).target
     except Exception:

@@ -7,7 +7,6 @@ cannot restart, a broken pipe) is handed to the caller, who raises it.
 from __future__ import annotations
 
 import os
-import queue
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from pallas_puzzles.course_file import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
-from pallas_puzzles.worker.client import Worker
+from pallas_puzzles.worker.client import Limits, Worker
 
 # How many checkers run at once. A check is one single-threaded compile after
 # another, so more than one checker per core only adds waiting. Memory is the
@@ -47,9 +46,10 @@ JobDone = Callable[[Puzzle, CheckResult], None]
 class WorkerPool:
     """Checkers for one target: a course of several targets is checked one pool after another."""
 
-    def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET) -> None:
+    def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET,
+                 limits: Limits = Limits()) -> None:
         self.target = target
-        self.workers = [Worker(requested, mode, target) for _ in range(max(1, size))]
+        self.workers = [Worker(requested, mode, target, limits) for _ in range(max(1, size))]
 
     @property
     def warning(self) -> str | None:
@@ -92,16 +92,13 @@ class WorkerPool:
         results: list[CheckResult | None] = [None] * len(jobs)
         done = [threading.Event() for _ in jobs]
         failures: list[BaseException] = []
-        pending: queue.Queue[int] = queue.Queue()
-        for index in range(len(jobs)):
-            pending.put(index)
+        pending = _Pending([puzzle.name for puzzle, _ in jobs])
 
         def drain(worker: Worker) -> None:
             try:
                 while not failures:
-                    try:
-                        index = pending.get_nowait()
-                    except queue.Empty:
+                    index = pending.take(id(worker))
+                    if index is None:
                         return
                     puzzle, file = jobs[index]
                     if on_start is not None:
@@ -135,6 +132,53 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Pending:
+    """The jobs no worker has taken yet. A worker keeps to one puzzle while it has jobs left, then
+    takes a puzzle no other worker is on: a checker computes a puzzle's inputs and expected outputs
+    once, and drops its compiled programs when it moves to another puzzle, so several jobs of one
+    puzzle (dev check's stub, solution and mistakes; grade's submissions) cost least on one checker."""
+
+    def __init__(self, puzzles: list[str]) -> None:
+        self._puzzles = puzzles
+        self._left = list(range(len(puzzles)))
+        self._on: dict[int, str] = {}  # worker -> the puzzle it took last
+        self._lock = threading.Lock()
+
+    def take(self, worker: int) -> int | None:
+        with self._lock:
+            if not self._left:
+                return None
+            others = {name for key, name in self._on.items() if key != worker}
+            index = next((i for i in self._left if self._puzzles[i] == self._on.get(worker)), None)
+            if index is None:
+                index = next((i for i in self._left if self._puzzles[i] not in others), self._left[0])
+            self._left.remove(index)
+            self._on[worker] = self._puzzles[index]
+            return index
+
+
+Job = tuple[Puzzle, Path]
+
+
+def check_by_target(jobs: list[Job], open_pool: Callable[[str, int], WorkerPool], fail_fast: bool = True,
+                    on_start: JobStarted | None = None, on_done: JobDone | None = None) -> Iterator[CheckResult]:
+    """Each job's result, in the order given: each run of consecutive jobs of one target is checked by
+    a pool of its own (`open_pool(target, jobs)` gives it started), one pool at a time, since two
+    would double the memory. Callers that want one pool per target sort the jobs by target first."""
+    groups: list[tuple[str, list[Job]]] = []
+    for job in jobs:
+        if groups and groups[-1][0] == job[0].target:
+            groups[-1][1].append(job)
+        else:
+            groups.append((job[0].target, [job]))
+    for target, group in groups:
+        pool = open_pool(target, len(group))
+        try:
+            yield from pool.check_in_order(group, fail_fast, on_start, on_done)
+        finally:
+            pool.stop()
 
 
 def _as_error(failure: BaseException, puzzle: Puzzle) -> BaseException:

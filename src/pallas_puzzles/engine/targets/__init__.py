@@ -1,15 +1,21 @@
 """The registry of targets: a new target is one module here plus one line in BUILTIN.
 
 A course names its chapters' targets by these names; a course (or a test) may also
-name a class of its own as "package.module:ClassName", imported on demand (a
-course's code runs, as any installed package's does). `for_check` picks the
+name a class of its own as "package.module:ClassName", imported on demand, or
+"/path/to/module.py:ClassName" (course_file names a target module kept beside a
+course file that way); a course's code runs, as any installed package's does. `for_check` picks the
 target that runs a chapter on a backend or in a mode, through the chapter
 target's `partners`.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
+import importlib.util
+import sys
+from types import ModuleType
 
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
@@ -31,17 +37,31 @@ def get(name: str) -> type[Target]:
     """A target class by its registry name or as "module:ClassName"; one sentence when unknown."""
     if name in BUILTIN:
         return BUILTIN[name]
-    module_name, _, attribute = name.partition(":")
+    module_name, _, attribute = name.rpartition(":") if ":" in name else ("", "", "")
     if attribute:
         try:
-            found = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError) as exc:
+            module = _module_file(module_name) if module_name.endswith(".py") else importlib.import_module(module_name)
+            found = getattr(module, attribute)
+        except (ImportError, AttributeError, OSError, SyntaxError) as exc:
             raise UserError(f"The target {name!r} cannot be loaded ({type(exc).__name__}: {exc}).") from None
         if isinstance(found, type) and issubclass(found, Target):
             return found
         raise UserError(f"The target {name!r} is not a pallas_puzzles Target class.")
     raise UserError(f"There is no target {name!r}; the built-in ones are {', '.join(BUILTIN)} "
                     f"(or name a class as 'module:ClassName').")
+
+
+@functools.cache
+def _module_file(path: str) -> ModuleType:
+    """A course's own target module, loaded from its file (course_file names it by path)."""
+    name = "pallas_puzzles_course_target_" + hashlib.sha256(path.encode()).hexdigest()[:16]
+    found = importlib.util.spec_from_file_location(name, path)
+    if found is None or found.loader is None:
+        raise ImportError(f"no module at {path}")
+    module = importlib.util.module_from_spec(found)
+    sys.modules[name] = module  # its classes are looked up by module name (dataclasses, pickling)
+    found.loader.exec_module(module)
+    return module
 
 
 def partner_name(declared: str, backend: Backend, mode: Mode) -> str | None:

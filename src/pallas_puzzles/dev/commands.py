@@ -1,0 +1,42 @@
+"""The `dev` commands for course authors: each returns the process exit code (see `cli`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pallas_puzzles import backends
+from pallas_puzzles.errors import EXIT_FAIL, EXIT_PASS, UserError
+from pallas_puzzles.report.live import RunProgress
+
+if TYPE_CHECKING:
+    from pallas_puzzles.output import Output
+
+ACCELERATORS = (backends.GPU.name, backends.TPU.name)
+
+
+def cmd_new(out: Output, directory: Path) -> int:
+    from pallas_puzzles.dev.new import new_course
+
+    folder = new_course(directory)
+    out.info(f"Wrote a course with one chapter and two puzzles in {folder}.")
+    out.info(f"Check it with `pallas-puzzles dev check {directory}`; try it as a learner with "
+             f"`pallas-puzzles init --course {directory} WORKSPACE`.")
+    return EXIT_PASS
+
+
+def cmd_check(out: Output, directory: Path, accelerator: str | None) -> int:
+    from pallas_puzzles.dev.check import check_course
+
+    if accelerator is not None and accelerator not in ACCELERATORS:
+        raise UserError(f"dev check --backend takes {' or '.join(ACCELERATORS)}: the interpreter runs every "
+                        f"check anyway, and this adds the solutions' runs on that accelerator.")
+
+    def progress(total: int) -> RunProgress:
+        return RunProgress(out.console, total, "Checking the course", enabled=not out.format.document)
+
+    check = check_course(directory, progress, accelerator)
+    if accelerator and check.course is not None and not any(accelerator in p.backends for p in check.course.puzzles):
+        out.warning(f"No puzzle of this course declares the {accelerator} backend, so nothing ran there.")
+    out.write(out.format.course_check(check))
+    return EXIT_PASS if check.passed else EXIT_FAIL

@@ -1,0 +1,85 @@
+"""results.json, version 3 of exercism's test-runner interface: one test per puzzle.
+
+Fields as exercism documents them: the top level has `version` (3), `status` (`pass` when every
+test passed, `fail` when one failed or errored, `error` when nothing could be run, with a
+`message` saying why) and `tests`, in course order. Each test has a `name`, `test_code` (the
+command that repeats the check), `status` (`pass`, `fail`, `error`), a `message` when it did not
+pass (what `verify` prints), the learner's own printed `output` capped at 500 characters, and
+`task_id`, the number of the puzzle's chapter.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pallas_puzzles.report import run_report
+from pallas_puzzles.report.formats import Format, Verdict
+from pallas_puzzles.report.formats import RunReport as FormatRunReport
+from pallas_puzzles.report.plain_text import verdict
+from pallas_puzzles.report.run_report import Outcome, RunReport
+from pallas_puzzles.results import Status
+
+VERSION = 3
+OUTPUT_LIMIT = 500
+TRUNCATED = "\n… Output was truncated. Please limit to 500 chars."
+
+
+def capped(output: str) -> str:
+    """The learner's output within exercism's limit, saying so when it was cut."""
+    if len(output) <= OUTPUT_LIMIT:
+        return output
+    return output[: OUTPUT_LIMIT - len(TRUNCATED)] + TRUNCATED
+
+
+def _test(report: RunReport, outcome: Outcome) -> dict[str, Any]:
+    puzzle, result = outcome.puzzle, outcome.result
+    test: dict[str, Any] = {
+        "name": f"Puzzle {puzzle.number}: {puzzle.title}",
+        "test_code": f"pallas-puzzles verify {puzzle.name}",
+        "status": outcome.status.value,
+        "message": None,
+        "output": None,
+        "task_id": report.course.chapter_of(puzzle).number,
+    }
+    if result is None:
+        test["message"] = f"Not checked: {outcome.skipped}"
+        return test
+    if not result.passed:
+        test["message"] = verdict(result, puzzle)
+    if result.printed:
+        test["output"] = capped(result.printed)
+    return test
+
+
+def document(report: RunReport) -> dict[str, Any]:
+    tests = [_test(report, outcome) for outcome in report.outcomes]
+    status = Status.PASS if all(t["status"] == Status.PASS.value for t in tests) else Status.FAIL
+    return {"version": VERSION, "status": status.value, "message": None, "tests": tests}
+
+
+def render(report: RunReport) -> str:
+    return json.dumps(document(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def error(message: str) -> str:
+    """results.json for a run that could not check anything (bad input, no workspace)."""
+    return json.dumps({"version": VERSION, "status": Status.ERROR.value, "message": message, "tests": []},
+                      indent=2, ensure_ascii=False) + "\n"
+
+
+class ExercismFormat(Format):
+    """`--format exercism`: exercism's results.json (version 3) on stdout once the run is over."""
+
+    name = "exercism"
+    document = True
+    trusts_stored = False
+
+    def check(self, verdict: Verdict) -> None:
+        return None  # the document is written whole, at the end
+
+    def run(self, report: FormatRunReport) -> str:
+        return render(run_report.of(report))
+
+    def error(self, message: str) -> str:
+        return error(message)
