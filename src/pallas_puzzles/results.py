@@ -46,6 +46,10 @@ class Finding:
     grid_point: tuple[int, ...] | None = None
     array: str | None = None
     detail: str = ""
+    # Kernels over several devices: the device the finding is about (its index on the mesh, row-major),
+    # and how many devices ran the kernel; None and 0 for a kernel on one device.
+    device: int | None = None
+    devices: int = 0
 
     def __post_init__(self) -> None:
         if not self.explanation:
