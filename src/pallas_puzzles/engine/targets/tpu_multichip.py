@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
+
 from pallas_puzzles.engine.targets.multichip import options as mesh_options
 from pallas_puzzles.engine.targets.multichip.explain import Explainer
 from pallas_puzzles.engine.targets.multichip.monitor import (
@@ -46,6 +46,7 @@ from pallas_puzzles.results import CaseResult, Finding
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.case import Case
+
     from pallas_puzzles.engine.intercept.session import StrictSession
 
 # What stops a run, in the order a learner should hear of it; then what breaks the rules of a finished run.

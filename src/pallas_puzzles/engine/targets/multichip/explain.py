@@ -157,30 +157,30 @@ class Explainer:
                        where=self.lines(p.wait, p.start), device=p.device, devices=self.devices)
 
     def _Race(self, p: Race) -> Finding:
-        first, second = p.first, p.second
         memory = f"device {p.owner}'s {p.memory.upper()} buffer"
-        copy, kernel = (first, second) if first.copy is not None else (second, first)
-        where = self.lines(first.where, second.where)
-        if copy.copy is not None and kernel.copy is None and kernel.device is not None:
-            started = f"the copy device {copy.copy.source} started{_at(self.line(copy.where))}"
-            here = _at(self.line(kernel.where))
-            if kernel.kind == "read" and kernel is first:
-                return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
-                               f"Device {kernel.device} of {self.devices} reads {memory}{here} while {started} may "
-                               f"still be writing it: nothing waits for that copy before the read.",
-                               explanation=_READ_EARLY, where=where, device=kernel.device, devices=self.devices)
-            return Finding(FindingKind.DMA_SLOT_IN_USE,
-                           f"{started.capitalize()} writes {memory} while device {kernel.device} may still "
-                           f"{'read' if kernel.kind == 'read' else 'write'} it{here}: nothing tells device "
-                           f"{copy.copy.source} that the slot is free.",
-                           explanation=_SLOT_BUSY, where=where, device=p.owner, devices=self.devices)
-        if first.copy is not None and second.copy is not None:
-            return Finding(FindingKind.DMA_SLOT_IN_USE,
-                           f"Two copies (from devices {first.copy.source} and {second.copy.source}) write {memory} "
-                           f"with nothing ordering them.", explanation=_SLOT_BUSY, where=where, device=p.owner,
-                           devices=self.devices)
-        return Finding(FindingKind.RACE, f"Two accesses to {memory} race: nothing orders them, and one writes.",
-                       where=where, device=p.owner, devices=self.devices)
+        where = self.lines(p.first.where, p.second.where)
+        writer = next((a for a in (p.first, p.second) if a.kind == "write" and a.copy is not None), None)
+        if writer is None or writer.copy is None:
+            return Finding(FindingKind.RACE, f"Two accesses to {memory} race: nothing orders them, and one writes.",
+                           where=where, device=p.owner, devices=self.devices)
+        other = p.second if writer is p.first else p.first
+        copy = f"the copy device {writer.copy.source} started{_at(self.line(writer.where))}"
+        here = _at(self.line(other.where))
+        if other.copy is not None:
+            who, device = f"the copy device {other.copy.source} started{here}", other.copy.source
+        else:
+            who, device = f"device {other.device}", other.device if other.device is not None else p.owner
+        if other.kind == "read" and p.earlier_writes == 0:  # nothing was there before: it wanted this copy's data
+            reads = f"{who.capitalize()} reads {memory}" + ("" if other.copy is not None else here)
+            return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
+                           f"{reads} before {copy} into it has arrived: nothing waits for that copy first.",
+                           explanation=_READ_EARLY, where=where, device=device, devices=self.devices)
+        verb = "read" if other.kind == "read" else "write"
+        return Finding(FindingKind.DMA_SLOT_IN_USE,
+                       f"{copy.capitalize()} writes {memory} while {who} may still {verb} it"
+                       f"{'' if other.copy is not None else here}: nothing tells device {writer.copy.source} "
+                       f"that the slot is free.", explanation=_SLOT_BUSY, where=where, device=p.owner,
+                       devices=self.devices)
 
 
 _READ_EARLY = ("A remote copy may land at any moment until the receiver's wait returns; before that its "

@@ -92,6 +92,7 @@ class Race:
     first: Access  # the access that found the race
     second: Access  # the earlier one it is not ordered with
     step: int | None = None  # the grid step of the device whose kernel made an access
+    earlier_writes: int = 0  # other writes into the same window before: 0 means nothing was there to overwrite
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,8 @@ def hook_races(rds: Any) -> None:
                     raise
                 raced = True
             if raced or (self.races_found and not before):
-                MONITOR.add(_race(self, kind, args, kwargs.get("source_info"), rds._ranges_overlap))
+                MONITOR.add(_race(self, kind, args, kwargs.get("source_info"), rds._ranges_overlap,
+                                  functools.partial(_ordered, rds.vc)))
                 raise RunStopped("race")
 
         return check
@@ -91,7 +92,13 @@ def hook_races(rds: Any) -> None:
     detector.check_write = watch(detector.check_write, "write")
 
 
-def _race(state: Any, kind: str, args: tuple[Any, ...], source_info: Any, overlap: Callable[..., bool]) -> Race:
+def _ordered(vc: Any, a: Any, b: Any) -> bool:
+    """Whether one access happened before the other: clocks are objects on jax 0.12, arrays on 0.10."""
+    return bool(a.ordered(b)) if hasattr(a, "ordered") else bool(vc.ordered(a, b))
+
+
+def _race(state: Any, kind: str, args: tuple[Any, ...], source_info: Any, overlap: Callable[..., bool],
+          ordered: Callable[[Any, Any], bool]) -> Race:
     """The race just found, with the earlier access it is not ordered with. An access is
     (device, core, clock, key, window) on jax 0.10 and ((device, core), clock, key, window) on 0.12,
     and so are the recorded ones, without the key and with the learner's frame as a string."""
@@ -104,15 +111,22 @@ def _race(state: Any, kind: str, args: tuple[Any, ...], source_info: Any, overla
         entries += [("read", e) for e in state.reads[key]]
     other = Access("write", None, None)
     for other_kind, entry in entries:
-        thread, entry_clock, entry_window, frame = (entry[0][0], *entry[1:4]) if isinstance(entry[0], tuple) \
-            else (entry[0], *entry[2:5])
-        if entry_clock is not clock and not entry_clock.ordered(clock) and overlap(window, entry_window):
+        thread, entry_clock, entry_window, frame = _entry(entry)
+        if entry_clock is not clock and not ordered(entry_clock, clock) and overlap(window, entry_window):
             other = _access(other_kind, int(thread), frame)
             break
     first = _access(kind, int(who), source_info)
     device = first.device if first.device is not None else other.device
     step = len(MONITOR.kernels[-1].steps[device]) if device is not None and MONITOR.kernels else None
-    return Race(owner=int(key[2]), memory=str(key[0]), first=first, second=other, step=step)
+    # Writes into this window besides the racing ones: none means the reader wanted the racing copy's data.
+    writes = sum(1 for entry in state.writes[key] if overlap(window, _entry(entry)[2]))
+    earlier = writes - [first.kind, other.kind].count("write")
+    return Race(owner=int(key[2]), memory=str(key[0]), first=first, second=other, step=step, earlier_writes=earlier)
+
+
+def _entry(entry: tuple[Any, ...]) -> tuple[Any, Any, Any, Any]:
+    """(who, clock, window, frame) of a recorded access, on either version."""
+    return (entry[0][0], *entry[1:4]) if isinstance(entry[0], tuple) else (entry[0], *entry[2:5])
 
 
 def _access(kind: str, who: int, where: Any) -> Access:
