@@ -123,7 +123,8 @@ def describe(outcome: Outcome) -> str:
     text = outcome.kind.id if outcome.kind else "?"
     if finding is not None:
         where = ", ".join(str(w.line) for w in finding.where)
-        text += f" [{where}] {finding.message}"
+        place = f" device={finding.device}/{finding.devices} grid_point={finding.grid_point}"
+        text += f" [{where}]{place} {finding.message}"
     elif outcome.cases and outcome.cases[-1].mismatch is not None:
         text += f" {outcome.cases[-1].mismatch.n_bad} of {outcome.cases[-1].mismatch.total} wrong"
     return text
@@ -131,7 +132,8 @@ def describe(outcome: Outcome) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", nargs="?", default="all", choices=["stubs", "solutions", "mistakes", "correct", "all"])
+    parser.add_argument("what", nargs="?", default="all",
+                        choices=["stubs", "solutions", "mistakes", "correct", "all", "warm"])
     parser.add_argument("--only", default="")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
@@ -140,6 +142,8 @@ def main() -> int:
     print(f"jax started with {TpuMultichip.setup.host_devices} devices in {time.perf_counter() - t0:.2f} s")
     chapter = load_chapter()
     puzzles = {p.name: p for p in chapter}
+    if args.what == "warm":
+        return warm(target, chapter)
     failures, deadlocks = [], []
     folder = Path(tempfile.mkdtemp(prefix="multichip-"))
     jobs: list[tuple[str, SimpleNamespace, Path, Any]] = []
@@ -167,10 +171,25 @@ def main() -> int:
         print(f"{'ok ' if ok else 'BAD'} {outcome.seconds:5.2f}s {puzzle.name:24} {name:40} {describe(outcome)}")
         if args.verbose and outcome.finding is not None:
             print("      " + outcome.finding.explanation)
+        if args.verbose and outcome.passed and getattr(outcome.cases[-1], "traffic", None) is not None:
+            print("\n".join("      " + line for line in outcome.cases[-1].traffic.lines()))
     for name, seconds, after, passed, after_seconds in deadlocks:
         print(f"deadlock {name}: {seconds:.2f} s; next check {after}: {'pass' if passed else 'fail'} in {after_seconds:.2f} s")
     print(f"{len(failures)} unexpected: {failures}" if failures else "every expectation met")
     return 1 if failures else 0
+
+
+def warm(target: TpuMultichip, chapter: list[SimpleNamespace]) -> int:
+    """Each solution checked three times in this process: the first (cold) and the median of the others."""
+    import statistics
+
+    slow = []
+    for puzzle in chapter:
+        times = [check(target, puzzle, HERE / "solutions" / puzzle.file).seconds for _ in range(3)]
+        print(f"{puzzle.name:26} first {times[0]:.2f} s, warm {statistics.median(times[1:]):.2f} s")
+        slow += [puzzle.name] if statistics.median(times[1:]) >= 3.0 else []
+    print(f"warm checks of 3 s or more: {slow}" if slow else "every warm check under 3 s")
+    return 1 if slow else 0
 
 
 def _meets(outcome: Outcome, expect: Any) -> bool:

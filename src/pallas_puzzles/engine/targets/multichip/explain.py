@@ -106,8 +106,8 @@ class Explainer:
         lines = self.lines(*p.where)
         at = f" (raised at line{'s' if len(lines) > 1 else ''} {', '.join(str(s.line) for s in lines)})" if lines else ""
         what = {"dma": f"{p.count} bytes on a DMA semaphore{at}: a copy's wait_send or wait_recv is missing",
-                "barrier": f"the barrier semaphore at {p.count}: more handshake signals arrived than it waited for"
-                }.get(p.kind, f"a semaphore at {p.count}{at}: a signal nobody waited for")
+                "barrier": f"the barrier semaphore at {p.count}{at}: more handshake signals arrived than it "
+                           f"waited for"}.get(p.kind, f"a semaphore at {p.count}{at}: a signal nobody waited for")
         return Finding(FindingKind.SEMAPHORE_LEFT, f"{self.dev(p.device).capitalize()} ends the kernel with {what}.",
                        where=lines, device=p.device, devices=self.devices)
 
@@ -157,30 +157,29 @@ class Explainer:
                        where=self.lines(p.wait, p.start), device=p.device, devices=self.devices)
 
     def _Race(self, p: Race) -> Finding:
-        memory = f"device {p.owner}'s {p.memory.upper()} buffer"
         where = self.lines(p.first.where, p.second.where)
+        memory = f"{p.memory.upper()} buffer"
         writer = next((a for a in (p.first, p.second) if a.kind == "write" and a.copy is not None), None)
         if writer is None or writer.copy is None:
-            return Finding(FindingKind.RACE, f"Two accesses to {memory} race: nothing orders them, and one writes.",
-                           where=where, device=p.owner, devices=self.devices)
+            return Finding(FindingKind.RACE, f"Two accesses to device {p.owner}'s {memory} race: nothing orders "
+                           f"them, and one of them writes.", where=where, device=p.owner, devices=self.devices)
         other = p.second if writer is p.first else p.first
-        copy = f"the copy device {writer.copy.source} started{_at(self.line(writer.where))}"
-        here = _at(self.line(other.where))
-        if other.copy is not None:
-            who, device = f"the copy device {other.copy.source} started{here}", other.copy.source
-        else:
-            who, device = f"device {other.device}", other.device if other.device is not None else p.owner
+        incoming = f"the copy from device {writer.copy.source} (started{_at(self.line(writer.where))})"
+        at = _at(self.line(other.where))
+        device = other.copy.source if other.copy is not None else other.device if other.device is not None else p.owner
+        whose = "its" if device == p.owner else f"device {p.owner}'s"
         if other.kind == "read" and p.earlier_writes == 0:  # nothing was there before: it wanted this copy's data
-            reads = f"{who.capitalize()} reads {memory}" + ("" if other.copy is not None else here)
+            reads = f"sends on{at} part of {whose} {memory}" if other.copy is not None else f"reads {whose} {memory}{at}"
             return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
-                           f"{reads} before {copy} into it has arrived: nothing waits for that copy first.",
-                           explanation=_READ_EARLY, where=where, device=device, devices=self.devices)
+                           f"Device {device} of {self.devices} {reads} before {incoming} has landed there: nothing "
+                           f"waited for that copy first.", explanation=_READ_EARLY, where=where, device=device,
+                           devices=self.devices)
         verb = "read" if other.kind == "read" else "write"
+        user = f"device {device}'s own copy{at}" if other.copy is not None else f"device {device}{at}"
         return Finding(FindingKind.DMA_SLOT_IN_USE,
-                       f"{copy.capitalize()} writes {memory} while {who} may still {verb} it"
-                       f"{'' if other.copy is not None else here}: nothing tells device {writer.copy.source} "
-                       f"that the slot is free.", explanation=_SLOT_BUSY, where=where, device=p.owner,
-                       devices=self.devices)
+                       f"{incoming[0].upper()}{incoming[1:]} writes device {p.owner}'s {memory} while {user} may still "
+                       f"{verb} it: nothing told device {writer.copy.source} that the slot was free.",
+                       explanation=_SLOT_BUSY, where=where, device=p.owner, devices=self.devices)
 
 
 _READ_EARLY = ("A remote copy may land at any moment until the receiver's wait returns; before that its "

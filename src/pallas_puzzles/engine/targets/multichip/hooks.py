@@ -129,7 +129,7 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
                 MONITOR.barrier_signal(log, device, to)
             else:
                 MONITOR.remote(log, device, to, "signal", source_info)
-                MONITOR.signalled(to, int(sem_id), source_info)
+            MONITOR.signalled(to, int(sem_id), source_info)
         return signal.__wrapped__(token, device_id, core, sem_id, inc, target, target_core, source_info=source_info)
 
     def wait_hook(token: Any, device_id: Any, core: Any, sem_id: Any, value: Any, source_info: Any = None) -> Any:

@@ -58,7 +58,8 @@ class RingTraffic:
         out += [f"  device {d}: sent {_size(s)}, received {_size(r)}"
                 for d, (s, r) in enumerate(zip(self.sent, self.received))]
         verdict = "the minimum" if abs(self.ratio - 1) < 1e-9 else f"{self.ratio:.2g}x the minimum"
-        out.append(f"  The busiest device moves {verdict}: a {self.collective} needs at least {self.rule}, "
+        article = "an" if self.collective[0] in "aeiou" else "a"
+        out.append(f"  The busiest device moves {verdict}: {article} {self.collective} needs at least {self.rule}, "
                    f"{_size(self.minimum)} here.")
         return out
 

@@ -51,7 +51,7 @@ def exit_rule(ipc: Any, memory: Any) -> None:
 def _leftover(memory: Any, sid: int, device: int, count: int) -> Leftover:
     """A count left on semaphore `sid` of `device`, with the lines that raised it."""
     if sid in memory.fixed_id_sem:
-        return Leftover(device, "barrier", count)
+        return Leftover(device, "barrier", count, tuple(MONITOR.signals.get((device, sid), ())))
     copies = tuple(info.where for info in MONITOR.copies.values()
                    if (info.target == device and info.recv_sem == sid) or (info.source == device and info.send_sem == sid))
     if copies:
@@ -116,8 +116,8 @@ def _race(state: Any, kind: str, args: tuple[Any, ...], source_info: Any, overla
             other = _access(other_kind, int(thread), frame)
             break
     first = _access(kind, int(who), source_info)
-    device = first.device if first.device is not None else other.device
-    step = len(MONITOR.kernels[-1].steps[device]) if device is not None and MONITOR.kernels else None
+    device = first.device if first.device is not None else other.device if other.device is not None else int(key[2])
+    step = len(MONITOR.kernels[-1].steps[device]) if MONITOR.kernels else None
     # Writes into this window besides the racing ones: none means the reader wanted the racing copy's data.
     writes = sum(1 for entry in state.writes[key] if overlap(window, _entry(entry)[2]))
     earlier = writes - [first.kind, other.kind].count("write")
