@@ -20,6 +20,11 @@ semaphores, so the two rings never wait on each other's counts. Ring 0 goes
 right (it receives from the left neighbour, so that is who hears "slot
 free"); ring 1 goes left (it receives from the right). Start both copies
 before waiting for either, so both links are busy at once.
+
+When it passes, the traffic card shows N/2 times the minimum at N devices:
+passing whole values round the ring is simple, but a reduce-scatter (puzzle
+34) followed by an all-gather (puzzle 33) moves only 2 (N - 1) / N of a block
+per device. Both directions at once halve the time, not the bytes.
 """
 
 import jax

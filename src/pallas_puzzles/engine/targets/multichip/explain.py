@@ -76,13 +76,14 @@ class Explainer:
         groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
         for w in p.waits:
             line = self.line(w.where)
-            groups[(w.kind, w.wanted, w.has, line)].append(w.device)
+            groups[(w.kind, w.role, w.wanted, w.has, line)].append(w.device)
         parts = []
-        for (kind, wanted, has, line), devices in groups.items():
+        for (kind, role, wanted, has, line), devices in groups.items():
             one = len(devices) == 1
             who = f"device {devices[0]} waits" if one else f"devices {_list(devices)} each wait"
             has_text = f"{'has' if one else 'have'} {has}"
-            what = {"dma": f"for {wanted} bytes on a DMA semaphore and {has_text}",
+            sem = f"{'its' if one else 'their'} {role} semaphore" if role else "a DMA semaphore"
+            what = {"dma": f"for {wanted} bytes on {sem} and {has_text}",
                     "barrier": f"for {wanted} signals on the barrier semaphore and {has_text}"}.get(
                 kind, f"for a count of {wanted} on a semaphore and {has_text}")
             parts.append(f"{who}{_at(line)} {what}")

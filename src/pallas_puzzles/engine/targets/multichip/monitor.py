@@ -36,6 +36,7 @@ class Wait:
     has: int
     where: Any = None
     step: int | None = None  # the grid step the device is in (steps it has finished)
+    role: str = ""  # "receive" or "send" when copies use this semaphore that way
 
 
 @dataclass(frozen=True)
@@ -250,6 +251,14 @@ class Monitor:
             self._read.add(dma_id)
             self.traffic[info.source].sent += nbytes
             self.traffic[info.target].received += nbytes
+
+    def role(self, sem_id: int) -> str:
+        """How the copies seen so far use a semaphore: "receive", "send", or "" when none does."""
+        with self.lock:
+            copies = list(self.copies.values())
+        if any(c.recv_sem == sem_id for c in copies):
+            return "receive"
+        return "send" if any(c.send_sem == sem_id for c in copies) else ""
 
     def signalled(self, target: int, sem_id: int, where: Any) -> None:
         with self.lock:

@@ -149,7 +149,8 @@ def _stuck(memory: Any) -> tuple[list[Wait], int] | None:
             has, queued = int(sem.count_by_core[device]), bool(sem.tasks[device])
         if has >= wanted or queued:
             return None
-        found.append(Wait(device, kind, wanted, has, where, len(MONITOR.kernels[-1].steps[device])))
+        role = MONITOR.role(sem_id) if kind == "dma" else ""
+        found.append(Wait(device, kind, wanted, has, where, len(MONITOR.kernels[-1].steps[device]), role))
     finished = int(memory.clean_up_barrier.n_waiting)
     if not found or len(found) + finished < int(memory.num_devices):
         return None
