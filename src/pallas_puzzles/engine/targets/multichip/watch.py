@@ -164,17 +164,25 @@ def watchdog(ipc: Any) -> None:
     while True:
         MONITOR.wake.wait()
         time.sleep(WATCH_PERIOD)
-        memory = ipc._shared_memory
-        if not MONITOR.active or memory is None or memory._failure is not None:
+        try:
+            last = _look(ipc, last)
+        except Exception as exc:  # the watchdog must outlive any surprise, or the next deadlock hangs
+            MONITOR.add(exc)
             last = None
-            continue
-        stuck = _stuck(memory)
-        picture = None if stuck is None else (id(memory), tuple(sorted((w.device, w.wanted, w.has) for w in stuck[0])))
-        if picture is not None and picture == last:
-            waits, _ = stuck
-            waiting = {w.device for w in waits}
-            finished = tuple(d for d in range(int(memory.num_devices)) if d not in waiting)
-            MONITOR.add(Deadlock(tuple(sorted(waits, key=lambda w: w.device)), finished, int(memory.num_devices)))
-            memory.set_failed(RunStopped("deadlock"), top_level=False)
-            picture = None
-        last = picture
+
+
+def _look(ipc: Any, last: Any) -> Any:
+    """One look at the devices: the picture of the stuck waits, or None; fails the run on a repeat."""
+    memory = ipc._shared_memory
+    if not MONITOR.active or memory is None or memory._failure is not None or not MONITOR.kernels:
+        return None
+    stuck = _stuck(memory)
+    picture = None if stuck is None else (id(memory), tuple(sorted((w.device, w.wanted, w.has) for w in stuck[0])))
+    if picture is None or picture != last:
+        return picture
+    waits, _ = stuck
+    waiting = {w.device for w in waits}
+    finished = tuple(d for d in range(int(memory.num_devices)) if d not in waiting)
+    MONITOR.add(Deadlock(tuple(sorted(waits, key=lambda w: w.device)), finished, int(memory.num_devices)))
+    memory.set_failed(RunStopped("deadlock"), top_level=False)
+    return None
