@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -13,11 +14,16 @@ import pytest
 from typer.testing import CliRunner
 
 from pallas_puzzles import backends
+from pallas_puzzles.engine import targets
+from pallas_puzzles.engine.targets.base import ProcessSetup
 from pallas_puzzles.course_file import load_course
 from pallas_puzzles.metadata import Course
 
-# Checks made in this process compile with the checker process's XLA options (precision, speed).
+# Checks made in this process compile with the checker process's XLA options (precision, speed), and
+# run every target's kernels, so JAX starts here with as many host devices as any target needs.
 backends.use_checker_xla_flags()
+os.environ["XLA_FLAGS"] = backends.with_flags(os.environ.get("XLA_FLAGS", ""), ProcessSetup(
+    host_devices=max(t.setup.host_devices for t in targets.BUILTIN.values())).all_xla_flags())
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pallas_puzzles.findings import FindingKind
 
 if TYPE_CHECKING:
+    from pallas_puzzles.engine.targets.multichip.traffic import RingTraffic
     from pallas_puzzles.perf.model import Performance
 
 
@@ -202,6 +203,7 @@ class CaseResult:
     # The grid points the interpreter ran, every call's in turn; None when the backend compiles.
     grid_points_run: tuple[tuple[int, ...], ...] | None = None
     performance: Performance | None = None  # the cost model's figures, when the case ran to a verdict
+    traffic: RingTraffic | None = None  # kernels over several devices: the bytes each sent and received
 
     @property
     def finding(self) -> Finding | None:

@@ -279,4 +279,8 @@ class Monitor:
         return found
 
 
+# What stops a run, in the order a learner should hear of it; then what breaks the rules of a finished run.
+STOPS = (Deadlock, Race, BadDevice, BadDeviceId, NoCollectiveId)
+RULES = (EarlyAccess, AutoBarrier, LostCopy, Leftover)
+
 MONITOR = Monitor()  # one per process: the interpreter's state it watches is process-wide too
