@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -14,16 +14,17 @@ import pytest
 from typer.testing import CliRunner
 
 from pallas_puzzles import backends
-from pallas_puzzles.engine import targets
-from pallas_puzzles.engine.targets.base import ProcessSetup
 from pallas_puzzles.course_file import load_course
+from pallas_puzzles.engine import targets
 from pallas_puzzles.metadata import Course
 
 # Checks made in this process compile with the checker process's XLA options (precision, speed), and
-# run every target's kernels, so JAX starts here with as many host devices as any target needs.
+# run every target's kernels, so JAX starts here with as many host devices as any target needs. The
+# device count is set through JAX's config, not XLA_FLAGS, which checker processes started by tests
+# inherit: each of those takes its count from its own target.
 backends.use_checker_xla_flags()
-os.environ["XLA_FLAGS"] = backends.with_flags(os.environ.get("XLA_FLAGS", ""), ProcessSetup(
-    host_devices=max(t.setup.host_devices for t in targets.BUILTIN.values())).all_xla_flags())
+importlib.import_module("jax").config.update(  # imported only now, with the flags above in place
+    "jax_num_cpu_devices", max(t.setup.host_devices for t in targets.BUILTIN.values()))
 
 REPO = Path(__file__).resolve().parents[1]
 

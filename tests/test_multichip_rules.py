@@ -29,6 +29,7 @@ from pallas_puzzles.engine.targets.multichip.monitor import (
     Wait,
 )
 from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.report.traffic_card import card_lines
 
 KERNEL = """def kernel(x_ref, o_ref, send_sem, recv_sem):
     copy = make_copy(x_ref, o_ref)
@@ -97,10 +98,10 @@ def test_options_are_checked_before_any_checker_starts():
 def test_the_traffic_card_compares_with_the_collectives_minimum():
     gathered = traffic.measure("all-gather", 4, 4096, [12288] * 4, [12288] * 4)
     assert gathered.minimum == 3 * 4096 and gathered.ratio == pytest.approx(1.0)
-    assert "(N-1)/N of the gathered result" in "\n".join(gathered.lines())
+    assert "(N-1)/N of the gathered result" in "\n".join(card_lines(gathered))
     reduced = traffic.measure("all-reduce", 4, 8192, [24576] * 4, [24576] * 4)
     assert reduced.minimum == 12288 and reduced.ratio == pytest.approx(2.0)
-    assert "2x the minimum" in reduced.lines()[-1] and "device 3: sent 24 KiB" in reduced.lines()[4]
+    assert "2x the minimum" in card_lines(reduced)[-1] and "device 3: sent 24 KiB" in card_lines(reduced)[3]
 
 
 def test_a_deadlock_names_each_device_its_line_and_the_bytes(learner):

@@ -204,6 +204,7 @@ class CaseResult:
     grid_points_run: tuple[tuple[int, ...], ...] | None = None
     performance: Performance | None = None  # the cost model's figures, when the case ran to a verdict
     traffic: RingTraffic | None = None  # kernels over several devices: the bytes each sent and received
+    devices: int = 0  # how many devices ran the case's kernel together (0: one, the usual)
 
     @property
     def finding(self) -> Finding | None:

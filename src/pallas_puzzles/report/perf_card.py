@@ -20,10 +20,16 @@ def card_case(result: CheckResult) -> Performance | None:
 
 
 def render_after_pass(console: Console, result: CheckResult) -> None:
-    """The card, when the check passed and its cases have figures."""
+    """The card, when the check passed and its cases have figures: the TPU pipeline's, or, for a
+    kernel over several devices, the traffic between them."""
+    from pallas_puzzles.report.traffic_card import render_traffic, traffic_case
+
     perf = card_case(result) if result.passed else None
     if perf is not None:
         render_card(console, perf)
+    traffic = traffic_case(result) if result.passed else None
+    if traffic is not None:
+        render_traffic(console, traffic)
 
 
 def _seconds(value: float) -> str:

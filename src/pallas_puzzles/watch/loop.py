@@ -196,9 +196,7 @@ class WatchLoop:
             return
         terminal.render_result(self.console, event.result, running.puzzle)
         if event.result.passed:
-            perf = perf_card.card_case(event.result)
-            if perf is not None:
-                perf_card.render_card(self.console, perf)
+            perf_card.render_after_pass(self.console, event.result)
             self._on_pass(running.puzzle)
 
     def _on_pass(self, puzzle: Puzzle) -> None:

@@ -92,7 +92,7 @@ class TpuMultichip(Target):
             MONITOR.stop()
             finding = _failure(exc, session, devices)
             self.reset()
-            return finish(case, session, False, finding, grid_points_run=_device_steps())
+            return finish(case, session, False, finding, grid_points_run=_device_steps(), devices=devices)
         finally:
             MONITOR.stop()
         return _verdict(case, session, opts, devices, got, expected)
@@ -130,14 +130,15 @@ def _verdict(case: Case, session: StrictSession, opts: mesh_options.MeshOptions,
     if tuple(got.shape) != tuple(expected.shape):
         findings.append(Finding(FindingKind.SHAPE, f"The devices' outputs together have shape {tuple(got.shape)}; "
                                 f"the spec's output has shape {tuple(expected.shape)}."))
-        return finish(case, session, False, *findings, grid_points_run=steps)
+        return finish(case, session, False, *findings, grid_points_run=steps, devices=devices)
     sizes = dict(zip(opts.axis_names, opts.shape(case.sizes)))
     mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, _device_blocks(expected.shape, opts, sizes))
     if mismatch is None and not findings and opts.overlap:
         findings += [_placed(explainer.finding(p), p, session) for p in MONITOR.no_overlap()[:1]]
     passed = mismatch is None and not findings
     traffic = _traffic(case, opts, devices) if passed and opts.traffic else None
-    return finish(case, session, passed, *findings, mismatch=mismatch, traffic=traffic, grid_points_run=steps)
+    return finish(case, session, passed, *findings, mismatch=mismatch, traffic=traffic, grid_points_run=steps,
+                  devices=devices)
 
 
 def _explainer(session: StrictSession, devices: int) -> Any:

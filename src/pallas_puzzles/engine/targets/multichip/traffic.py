@@ -11,7 +11,7 @@ ring, send):
 - reduce-scatter: (N-1)/N S (every other device's part of my input must leave);
 - all-reduce: 2 (N-1)/N S (a reduce-scatter, then an all-gather of the sums).
 
-No jax here; the card's text is built from these figures by `lines()`.
+No jax here; report/traffic_card.py draws the card from these figures.
 """
 
 from __future__ import annotations
@@ -50,22 +50,6 @@ class RingTraffic:
     def ratio(self) -> float:
         busiest = max((*self.sent, *self.received), default=0)
         return busiest / self.minimum if self.minimum else 0.0
-
-    def lines(self) -> list[str]:
-        """The card: per device, then the verdict against the minimum."""
-        out = [f"Traffic between devices ({self.collective} over {self.devices} devices, "
-               f"{_size(self.input_bytes)} of input per device):"]
-        out += [f"  device {d}: sent {_size(s)}, received {_size(r)}"
-                for d, (s, r) in enumerate(zip(self.sent, self.received))]
-        verdict = "the minimum" if abs(self.ratio - 1) < 1e-9 else f"{self.ratio:.2g}x the minimum"
-        article = "an" if self.collective[0] in "aeiou" else "a"
-        out.append(f"  The busiest device moves {verdict}: {article} {self.collective} needs at least {self.rule}, "
-                   f"{_size(self.minimum)} here.")
-        return out
-
-
-def _size(n: int) -> str:
-    return f"{n / 1024:g} KiB" if n >= 1024 else f"{n} bytes"
 
 
 def measure(collective: str, devices: int, input_bytes: int, sent: Sequence[int],
