@@ -74,10 +74,13 @@ def _source_block(where: tuple[SourceLine, ...], caret: str = "") -> list[Text]:
 
 def render_finding(finding: Finding) -> Group:
     parts: list[Text] = [Text(finding.message, style="bold red")]
+    place = []
     if finding.device is not None and f"device {finding.device} of " not in finding.message:
-        parts.append(Text(f"  on device {finding.device} of {finding.devices}", style="red"))
+        place.append(f"on device {finding.device} of {finding.devices}")
     if finding.grid_point is not None and "grid point" not in finding.message:
-        parts.append(Text(f"  at grid point (program ids) {finding.grid_point}", style="red"))
+        place.append(f"at grid point (program ids) {finding.grid_point}")
+    if place:
+        parts.append(Text("  " + ", ".join(place), style="red"))
     parts.extend(_source_block(finding.where, finding.detail if finding.kind is FindingKind.SYNTAX else ""))
     if finding.explanation:
         parts.append(Text("→ " + finding.explanation, style="yellow"))

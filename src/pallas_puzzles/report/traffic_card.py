@@ -39,6 +39,7 @@ def card_lines(traffic: RingTraffic) -> list[str]:
 def render_traffic(console: Console, traffic: RingTraffic) -> None:
     *devices, verdict = card_lines(traffic)
     style = "green" if traffic.ratio <= 1 + 1e-9 else "yellow"
-    body = Group(*(Text(line) for line in devices), Text(verdict, style=style))
-    console.print(Panel(body, title=f"Traffic between devices: {traffic.collective} over {traffic.devices} devices, "
-                                    f"{_size(traffic.input_bytes)} of input each", expand=False))
+    head = Text(f"{traffic.collective} over {traffic.devices} devices, {_size(traffic.input_bytes)} of input "
+                f"on each", style="bold")
+    body = Group(head, *(Text(line) for line in devices), Text(verdict, style=style))
+    console.print(Panel(body, title="Traffic between devices", expand=False))
