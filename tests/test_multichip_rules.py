@@ -133,3 +133,25 @@ def test_each_problem_becomes_a_finding_with_its_line(learner, make, kind, line,
     assert finding.kind is kind and finding.devices == 4
     assert words in finding.message, finding.message
     assert line in [w.line for w in finding.where]
+
+
+def test_a_long_wait_on_several_devices_is_left_to_the_targets_watchdog(monkeypatch):
+    """dma_watch stops a single-device wait with no progress after STALL_SECONDS; on several devices a
+    wait may rightly outlast that (a neighbour still computing), and only a watchdog that sees every
+    device may call it stuck."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from pallas_puzzles.backends import INTERPRET
+    from pallas_puzzles.engine.intercept import dma_watch
+    from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
+
+    semaphore = SimpleNamespace(count_by_core=[0], tasks=[[]])
+    check_failed = dma_watch._watch_check_failed(lambda memory: None)
+    waited = time.monotonic() - 10 * dma_watch.STALL_SECONDS
+    monkeypatch.setitem(dma_watch._waits, threading.get_ident(), dma_watch._Wait(semaphore, 4096, 0, True, 0, waited))
+    with session_scope(StrictSession(INTERPRET, "learner.py", multi_device=True)):
+        check_failed(None)  # no stall: the multi-device target decides
+    with session_scope(StrictSession(INTERPRET, "learner.py")), pytest.raises(dma_watch.SemaphoreStall):
+        check_failed(None)
