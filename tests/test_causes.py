@@ -144,3 +144,25 @@ def test_blocks_nothing_stored_into_are_not_called_written():
     mismatch = check_puzzle(puzzle, stub, INTERPRET).cases[0].mismatch
     assert mismatch is not None and mismatch.n_unwritten == mismatch.n_bad
     assert mismatch.origin() == "The unwritten blocks are the ones grid point (0,) should have stored."
+
+
+def test_a_transposed_result_is_called_a_transpose(folder: Path):
+    result, report = checked("p03_swapped_broadcast", folder)
+    finding = result.first_failure.finding
+    assert finding.kind is FindingKind.MISMATCH_WRONG and "transpose of the expected one" in finding.message
+    assert "Rows and columns are swapped" in flat(report) and "The numbers differ" not in flat(report)
+
+
+def test_an_index_map_pinned_to_one_block_is_named_first(folder: Path):
+    result, report = checked("p02_index_map_pinned_to_block_0", folder)
+    finding = result.first_failure.finding
+    assert "Every program read the same block of x_ref (block (0,))" in finding.message
+    assert "lambda i: (0,)" in finding.where[0].text  # the index_map, not the store line, comes first
+
+
+def test_a_store_of_the_wrong_shape_is_said_in_words_with_its_line_first(folder: Path):
+    result, report = checked("p02_store_of_another_shape", folder)
+    finding = result.first_failure.finding
+    assert finding.message.startswith("A store puts a value of shape (64,) into a ref")
+    assert "x_ref[:64]" in finding.where[0].text and "pallas_call" not in finding.where[0].text
+    assert "Invalid shape for `swap`" not in flat(report)

@@ -177,3 +177,14 @@ def test_inserting_a_puzzle_changes_no_other_puzzles_inputs_or_progress(tmp_path
     assert warning is None
     assert (state.current, state.solved, state.hints_seen) == ("long_softmax", {"long_sum", "bf16_matmul"},
                                                                {"long_softmax": 2})
+
+
+def test_the_tour_says_what_its_padding_prints():
+    """The tour's text about padding matches what its own shape cases print (NaN, then -1e6 or 1e6)."""
+    tour = next(p for p in COURSE.puzzles if p.tour)
+    path = tour.solution_path
+    result = check_puzzle(tour, path, INTERPRET, fail_fast=False)
+    assert result.passed
+    assert "nan" in result.printed and "1.0000000e+06" in result.printed
+    words = " ".join(ast.get_docstring(ast.parse(path.read_text())).split())
+    assert "NaN in the first shape case" in words and "(1e6 or -1e6)" in words

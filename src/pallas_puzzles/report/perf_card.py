@@ -19,17 +19,13 @@ def card_case(result: CheckResult) -> Performance | None:
     return max(figures, key=lambda p: p.hbm_bytes_min, default=None)
 
 
-def render_after_pass(console: Console, result: CheckResult) -> None:
-    """The card, when the check passed and its cases have figures: the TPU pipeline's, or, for a
-    kernel over several devices, the traffic between them."""
-    from pallas_puzzles.report.traffic_card import render_traffic, traffic_case
+def cards(result: CheckResult) -> list[Panel]:
+    """The cards that follow a check whose numbers were right: the TPU pipeline's, and for a kernel
+    over several devices the traffic between them (report/traffic_card.py)."""
+    from pallas_puzzles.report import traffic_card
 
-    perf = card_case(result) if result.passed else None
-    if perf is not None:
-        render_card(console, perf)
-    traffic = traffic_case(result) if result.passed else None
-    if traffic is not None:
-        render_traffic(console, traffic)
+    perf, traffic = card_case(result), traffic_card.traffic_case(result)
+    return [*([card(perf)] if perf is not None else []), *([traffic_card.card(traffic)] if traffic is not None else [])]
 
 
 def _seconds(value: float) -> str:
@@ -57,6 +53,10 @@ def _call_table(call: CallCost, title: str) -> Table:
 
 
 def render_card(console: Console, perf: Performance) -> None:
+    console.print(card(perf))
+
+
+def card(perf: Performance) -> Panel:
     vmem_share = perf.vmem_bytes / perf.vmem_limit_bytes if perf.vmem_limit_bytes else 0.0
     head = Text.assemble(
         ("HBM traffic ", "bold"), f"{kib(perf.hbm_bytes)} (read {kib(perf.hbm_bytes_read)}, written "
@@ -83,6 +83,6 @@ def render_card(console: Console, perf: Performance) -> None:
                           "operands are not counted.", style="green"))
     else:
         lines.append(Text("Every array crosses between HBM and VMEM once: no traffic to save.", style="green"))
-    console.print(Panel(Group(*lines), title=f"Performance on a TPU {perf.chip} (model), case {perf.case}",
-                        subtitle="a TPU-pipeline model; on a GPU each program loads its blocks afresh",
-                        border_style="blue", expand=True))
+    return Panel(Group(*lines), title=f"Performance on a TPU {perf.chip} (model), case {perf.case}",
+                 subtitle="a TPU-pipeline model; on a GPU each program loads its blocks afresh",
+                 border_style="blue", expand=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
@@ -36,10 +36,10 @@ def card_lines(traffic: RingTraffic) -> list[str]:
     return lines
 
 
-def render_traffic(console: Console, traffic: RingTraffic) -> None:
+def card(traffic: RingTraffic) -> Panel:
     *devices, verdict = card_lines(traffic)
     style = "green" if traffic.ratio <= 1 + 1e-9 else "yellow"
     head = Text(f"{traffic.collective} over {traffic.devices} devices, {_size(traffic.input_bytes)} of input "
                 f"on each", style="bold")
     body = Group(head, *(Text(line) for line in devices), Text(verdict, style=style))
-    console.print(Panel(body, title="Traffic between devices", expand=False))
+    return Panel(body, title="Traffic between devices", expand=False)

@@ -21,6 +21,8 @@ from pallas_puzzles.results import Finding, SourceLine
 _BLOCK_INDEX = re.compile(
     r'Out-of-bounds block index \(([^)]*)\) for (input|output) "([^"]+)" in iteration \(([^)]*)\)')
 _READ = re.compile(r"reading \[(.*)\] but buffer has shape \(([^)]*)\)")
+_STORE_SHAPE = re.compile(r"Invalid shape for `swap`\. Ref shape: \(([^)]*)\)\. Expected shape: \(([^)]*)\)\. "
+                          r"Value shape: \(([^)]*)\)")
 
 
 def _operand(calls: list[CallRecord], ref_name: str) -> tuple[CallRecord | None, BlockInfo | None]:
@@ -137,6 +139,14 @@ def diagnose(exc: BaseException, session: StrictSession) -> Finding:
     if session.callback_errors:
         return _from_callback_error(session.callback_errors[0], session)
     text = str(exc)
+    store = _STORE_SHAPE.search(text)
+    if store:  # said in the learner's words, the store's own line first (not the pallas_call around it)
+        where = learner_frames(exc, session.learner_file)
+        return Finding(
+            FindingKind.ERROR,
+            f"A store puts a value of shape ({store.group(3)}) into a ref (or slice of one) of shape "
+            f"({store.group(2)}): the two shapes must be the same.",
+            explanation=plain_meaning(text), where=tuple(reversed(where)), detail=text)
     message = first_line(text) if text else type(exc).__name__
     return Finding(
         FindingKind.ERROR,
