@@ -155,3 +155,15 @@ def test_a_long_wait_on_several_devices_is_left_to_the_targets_watchdog(monkeypa
         check_failed(None)  # no stall: the multi-device target decides
     with session_scope(StrictSession(INTERPRET, "learner.py")), pytest.raises(dma_watch.SemaphoreStall):
         check_failed(None)
+
+
+def test_the_place_of_a_finding_is_said_once():
+    """The verdict adds the device and grid point only where the message does not already say them."""
+    from pallas_puzzles.report.sentences import finding_place
+    from pallas_puzzles.results import Finding
+
+    said = Finding(FindingKind.NO_OVERLAP, "Device 0 of 2 waits at line 8 ...", device=0, devices=2, grid_point=(1,))
+    assert finding_place(said) == "at grid point (program ids) (1,)"
+    unsaid = Finding(FindingKind.DEADLOCK, "Deadlock over 4 devices: ...", device=3, devices=4)
+    assert finding_place(unsaid) == "on device 3 of 4"
+    assert finding_place(Finding(FindingKind.ERROR, "boom")) == ""

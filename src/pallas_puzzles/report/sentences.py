@@ -26,7 +26,7 @@ def finding_place(found: Finding) -> str:
     """Where a finding happened, when its message does not say: 'on device 2 of 4, at grid point
     (program ids) (1,)'; empty when there is nothing to add."""
     parts = []
-    if found.device is not None and f"device {found.device} of " not in found.message:
+    if found.device is not None and f"device {found.device} of " not in found.message.lower():
         parts.append(f"on device {found.device} of {found.devices}")
     if found.grid_point is not None and "grid point" not in found.message:
         parts.append(f"at grid point (program ids) {found.grid_point}")
