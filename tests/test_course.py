@@ -113,6 +113,14 @@ def test_exercise_contract(puzzle):
         assert "TODO" in source
 
 
+@pytest.mark.parametrize("puzzle", PUZZLES)
+def test_target_options_suit_the_puzzles_target(puzzle):
+    """A puzzle's target_options are read by its target, which says in sentences what is wrong with them."""
+    from pallas_puzzles.engine import targets
+
+    assert targets.get(puzzle.target).option_problems(puzzle.target_options) == []
+
+
 def test_every_spec_module_is_used():
     used = {p.spec for p in COURSE.puzzles}
     modules = {f.stem for f in (COURSE.folder / "specs").glob("*.py")}
