@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import io
 import json
 from collections.abc import Callable, Iterator
@@ -15,10 +16,16 @@ from typer.testing import CliRunner
 
 from pallas_puzzles import backends
 from pallas_puzzles.course_file import load_course
+from pallas_puzzles.engine import targets
 from pallas_puzzles.metadata import Course
 
-# Checks made in this process compile with the checker process's XLA options (precision, speed).
+# Checks made in this process compile with the checker process's XLA options (precision, speed), and
+# run every target's kernels, so JAX starts here with as many host devices as any target needs. The
+# device count is set through JAX's config, not XLA_FLAGS, which checker processes started by tests
+# inherit: each of those takes its count from its own target.
 backends.use_checker_xla_flags()
+importlib.import_module("jax").config.update(  # imported only now, with the flags above in place
+    "jax_num_cpu_devices", max(t.setup.host_devices for t in targets.BUILTIN.values()))
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -131,6 +131,14 @@ def test_exercise_contract(puzzle):
         assert "TODO" in source
 
 
+@pytest.mark.parametrize("puzzle", PUZZLES)
+def test_target_options_suit_the_puzzles_target(puzzle):
+    """A puzzle's target_options are read by its target, which says in sentences what is wrong with them."""
+    from pallas_puzzles.engine import targets
+
+    assert targets.get(puzzle.target).option_problems(puzzle.target_options) == []
+
+
 def test_chapters_hold_the_course_in_order():
     assert [p.number for p in COURSE.puzzles] == list(range(len(COURSE.puzzles)))
     in_order = [p for chapter in COURSE.chapters for p in COURSE.in_chapter(chapter)]

@@ -193,6 +193,52 @@ class FindingKind(Enum):
         "each step independent.",
     )
 
+    # Kernels over several devices (the tpu-multichip target): remote copies, semaphores, handshakes.
+    DEADLOCK = (
+        "deadlock", "every device waits for ever",
+        "Every device is waiting for something no device left running will send. A DMA wait ends when the "
+        "bytes of the descriptor it was called on have arrived (the whole destination ref you gave it), a "
+        "semaphore_wait when the count you asked for has been signalled. Check that each wait matches a copy "
+        "or signal a neighbour really makes, of the same size, and that no device waits for more than it is sent.",
+    )
+    NO_HANDSHAKE = (
+        "no-handshake", "copied to a device before the handshake",
+        "A kernel with a collective_id gets no automatic barrier: a neighbour may not have entered the kernel "
+        "yet, and a copy or signal that reaches it early hits memory it has not set up (on a TPU: corrupt data "
+        "or a crash). Before the first copy or signal to a device, signal it on pltpu.get_barrier_semaphore() "
+        "and wait until it has signalled you: pl.semaphore_wait(barrier, number of neighbours).",
+    )
+    SEMAPHORE_LEFT = (
+        "semaphore-left", "semaphore not zero at the end",
+        "Every semaphore must be back at zero when the kernel ends; on a TPU a kernel that leaves a count "
+        "crashes. A count left over is a signal or a copy nobody waited for: wait once for every signal and "
+        "every copy, on the device it arrives at, with the same semaphore.",
+    )
+    COPY_NOT_WAITED = (
+        "copy-not-waited", "copy never waited for",
+        "A started copy must be waited for before the kernel ends: the receiver waits for it to arrive "
+        "(.wait_recv(), or .wait() on the same descriptor), the sender for it to leave (.wait_send()). "
+        "Without the wait nothing says the data has landed, and the semaphore keeps its count.",
+    )
+    DEVICE_ID = (
+        "device-id", "device id the mesh does not have",
+        "device_id names a device by its coordinates on the mesh axes given to shard_map: {'x': i} on a "
+        "mesh with one axis 'x', where i runs from 0 to lax.axis_size('x') - 1. Work neighbours out from "
+        "lax.axis_index('x') with lax.rem, never from a fixed number of devices.",
+    )
+    COLLECTIVE_ID = (
+        "collective-id", "barrier semaphore without a collective_id",
+        "pltpu.get_barrier_semaphore() is the semaphore every device shares for handshakes, and it exists only "
+        "in a pallas_call given compiler_params=pltpu.CompilerParams(collective_id=0). Without one, Pallas "
+        "instead makes all devices wait for each other before the kernel starts.",
+    )
+    NO_OVERLAP = (
+        "no-overlap", "send waited for before computing",
+        "This puzzle grades overlap: while a block travels to the next device, the kernel should compute on "
+        "the block it already has. Start the copy, do the matmul and store its result, and only then wait for "
+        "the copy. A TPU has no reason to wait earlier, and waiting serialises the link and the MXU.",
+    )
+
     def __init__(self, name: str, label: str, explanation: str) -> None:
         self.id = name
         self.label = label

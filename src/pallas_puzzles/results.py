@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pallas_puzzles.findings import FindingKind
 
 if TYPE_CHECKING:
+    from pallas_puzzles.engine.targets.multichip.traffic import RingTraffic
     from pallas_puzzles.perf.model import Performance
 
 
@@ -46,6 +47,10 @@ class Finding:
     grid_point: tuple[int, ...] | None = None
     array: str | None = None
     detail: str = ""
+    # Kernels over several devices: the device the finding is about (its index on the mesh, row-major),
+    # and how many devices ran the kernel; None and 0 for a kernel on one device.
+    device: int | None = None
+    devices: int = 0
 
     def __post_init__(self) -> None:
         if not self.explanation:
@@ -198,6 +203,8 @@ class CaseResult:
     # The grid points the interpreter ran, every call's in turn; None when the backend compiles.
     grid_points_run: tuple[tuple[int, ...], ...] | None = None
     performance: Performance | None = None  # the cost model's figures, when the case ran to a verdict
+    traffic: RingTraffic | None = None  # kernels over several devices: the bytes each sent and received
+    devices: int = 0  # how many devices ran the case's kernel together (0: one, the usual)
 
     @property
     def finding(self) -> Finding | None:

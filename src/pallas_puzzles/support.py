@@ -42,8 +42,8 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN, have
     if mode is Mode.LOWER:
         if targets.partner_name(puzzle.target, backend, mode) is None:
             return Refusal(FindingKind.UNSUPPORTED,
-                           f"Puzzle {puzzle.number} is not a TPU kernel ({puzzle.target}), so there is nothing "
-                           f"to lower for a TPU; check it with `pallas-puzzles verify {puzzle.number}`.")
+                           f"Puzzle {puzzle.number}'s kernels ({puzzle.target}) have no TPU lowering check here; "
+                           f"check it with `pallas-puzzles verify {puzzle.number}`.")
         return None
     if not puzzle.supports(backend) or targets.partner_name(puzzle.target, backend, mode) is None:
         idiom = f" ({puzzle.tpu_only_idiom})" if puzzle.tpu_only_idiom else ""

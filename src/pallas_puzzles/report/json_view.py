@@ -16,10 +16,12 @@ from pallas_puzzles import backends
 from pallas_puzzles.perf.model import Performance
 from pallas_puzzles.report.formats import Format, RunReport, Verdict
 from pallas_puzzles.report.perf_card import card_case
+from pallas_puzzles.report.traffic_card import traffic_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
 if TYPE_CHECKING:
     from pallas_puzzles.dev.check import CourseCheck
+    from pallas_puzzles.engine.targets.multichip.traffic import RingTraffic
     from pallas_puzzles.progress import Progress
 
 SCHEMA_VERSION = 1
@@ -44,6 +46,8 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "grid_point": list(finding.grid_point) if finding.grid_point is not None else None,
         "array": finding.array,
         "where": [{"file": w.file, "line": w.line, "text": w.text} for w in finding.where],
+        "device": finding.device,
+        "devices": finding.devices,
     }
 
 
@@ -90,6 +94,14 @@ def performance_dict(perf: Performance | None) -> dict[str, Any] | None:
     }
 
 
+def traffic_dict(traffic: RingTraffic | None) -> dict[str, Any] | None:
+    if traffic is None:
+        return None
+    return {"collective": traffic.collective, "devices": traffic.devices, "input_bytes": traffic.input_bytes,
+            "sent": list(traffic.sent), "received": list(traffic.received), "minimum": traffic.minimum,
+            "ratio": round(traffic.ratio, 4)}
+
+
 def case_dict(case: CaseResult) -> dict[str, Any]:
     return {
         "label": case.label,
@@ -99,6 +111,8 @@ def case_dict(case: CaseResult) -> dict[str, Any]:
         "findings": [finding_dict(f) for f in case.findings],
         "mismatch": mismatch_dict(case.mismatch) if case.mismatch is not None else None,
         "performance": performance_dict(case.performance),
+        "devices": case.devices,
+        "traffic": traffic_dict(case.traffic),
     }
 
 
@@ -118,6 +132,7 @@ def result_document(result: CheckResult) -> dict[str, Any]:
         "cases_not_run": result.skipped_cases,
         "printed": result.printed,
         "performance": performance_dict(card_case(result)) if result.numbers_right else None,
+        "traffic": traffic_dict(traffic_case(result)) if result.passed else None,
     }
 
 

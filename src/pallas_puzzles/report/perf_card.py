@@ -19,11 +19,13 @@ def card_case(result: CheckResult) -> Performance | None:
     return max(figures, key=lambda p: p.hbm_bytes_min, default=None)
 
 
-def render_after_pass(console: Console, result: CheckResult) -> None:
-    """The card, when the numbers were right (a pass, or a fail on the budget) and the cases have figures."""
-    perf = card_case(result) if result.numbers_right else None
-    if perf is not None:
-        render_card(console, perf)
+def cards(result: CheckResult) -> list[Panel]:
+    """The cards that follow a check whose numbers were right: the TPU pipeline's, and for a kernel
+    over several devices the traffic between them (report/traffic_card.py)."""
+    from pallas_puzzles.report import traffic_card
+
+    perf, traffic = card_case(result), traffic_card.traffic_case(result)
+    return [*([card(perf)] if perf is not None else []), *([traffic_card.card(traffic)] if traffic is not None else [])]
 
 
 def _seconds(value: float) -> str:

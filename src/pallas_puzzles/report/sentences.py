@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.results import CaseResult, CheckResult, Mismatch
+from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch
 
 # The block map's cells, in the order its legend lists them.
 MAP_LEGEND = ((".", "right"), ("x", "wrong"), ("N", "NaN/garbage"), ("?", "never written"))
@@ -20,6 +20,17 @@ MAP_LEGEND = ((".", "right"), ("x", "wrong"), ("N", "NaN/garbage"), ("?", "never
 def place(file: str, line: int) -> str:
     """A line of the learner's code as a terminal names it: the file's name and the line."""
     return f"{Path(file).name}:{line}"
+
+
+def finding_place(found: Finding) -> str:
+    """Where a finding happened, when its message does not say: 'on device 2 of 4, at grid point
+    (program ids) (1,)'; empty when there is nothing to add."""
+    parts = []
+    if found.device is not None and f"device {found.device} of " not in found.message.lower():
+        parts.append(f"on device {found.device} of {found.devices}")
+    if found.grid_point is not None and "grid point" not in found.message:
+        parts.append(f"at grid point (program ids) {found.grid_point}")
+    return ", ".join(parts)
 
 
 def puzzle_title(puzzle: Puzzle) -> str:

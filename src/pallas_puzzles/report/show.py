@@ -33,7 +33,10 @@ def pick_case(result: CheckResult, case: int | None) -> CaseResult:
 
 def view_of(result: CheckResult, puzzle: Puzzle, case: int | None, max_cells: int = 16) -> GridView:
     chosen = pick_case(result, case)
-    view = build_view(chosen, f"Puzzle {puzzle.number}: {puzzle.title}", max_cells, max_cells)
+    title = f"Puzzle {puzzle.number}: {puzzle.title}"
+    if chosen.devices:  # every device runs the same grid on its own blocks; the view follows one
+        title += f" · device 0 of {chosen.devices} (each device runs this grid; shown: device 0's steps)"
+    view = build_view(chosen, title, max_cells, max_cells)
     if view is None:
         message = chosen.finding.message if chosen.finding is not None else "it made no pallas_call"
         raise UserError(f"Shape case {chosen.label} has no grid to show: {message}", exit_code=EXIT_FAIL)

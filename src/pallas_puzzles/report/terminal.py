@@ -195,9 +195,8 @@ class TerminalFormat(Format):
         if verdict.one_of_many and result.not_started:
             return Text(sentences.not_started_line(puzzle), style="yellow", no_wrap=True, overflow="ellipsis")
         shown: list[RenderableType] = [verdict_text.check(result, puzzle)]
-        perf = perf_card.card_case(result) if verdict.card_applies else None
-        if perf is not None:
-            shown.append(perf_card.card(perf))
+        if verdict.card_applies:
+            shown.extend(perf_card.cards(result))
         return Group(*shown)
 
     def run(self, report: RunReport) -> RenderableType:

@@ -53,7 +53,9 @@ def _lines(where: tuple, name: Namer) -> str:
 
 
 def _finding(finding: Finding, name: Namer = _place) -> str:
-    return (f"<p class='pp-bad'><b>{_e(finding.message)}</b></p>{_lines(finding.where, name)}"
+    where = sentences.finding_place(finding)
+    return (f"<p class='pp-bad'><b>{_e(finding.message)}</b>{'<br>' + _e(where) if where else ''}</p>"
+            f"{_lines(finding.where, name)}"
             f"<p class='pp-advice'>→ {_e(finding.explanation)}</p>")
 
 

@@ -59,8 +59,9 @@ def source_block(where: tuple[SourceLine, ...], caret: str = "", name: Namer = s
 
 def finding(found: Finding, name: Namer = sentences.place) -> Group:
     parts: list[Text] = [Text(found.message, style="bold red")]
-    if found.grid_point is not None and "grid point" not in found.message:
-        parts.append(Text(f"  at grid point (program ids) {found.grid_point}", style="red"))
+    where = sentences.finding_place(found)
+    if where:
+        parts.append(Text(f"  {where}", style="red"))
     parts.extend(source_block(found.where, found.detail if found.kind is FindingKind.SYNTAX else "", name))
     if found.explanation:
         parts.append(Text("→ " + found.explanation, style="yellow"))

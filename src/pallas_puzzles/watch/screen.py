@@ -48,9 +48,9 @@ class Screen:
         if self.clears:
             self.header()
         self.console.print(verdict_text.check(result, puzzle))
-        perf = perf_card.card_case(result) if result.numbers_right else None
-        if perf is not None:  # right numbers, over the budget: the card shows where the cost goes
-            self.console.print(perf_card.card(perf))
+        if result.numbers_right:  # right numbers, over the budget: the card shows where the cost goes
+            for card in perf_card.cards(result):
+                self.console.print(card)
         if self._hint is not None and self._hint[0] == puzzle:
             terminal.render_hint(self.console, puzzle, self._hint[1])
 
@@ -80,9 +80,7 @@ class Screen:
         self._fresh()
         self._hint = None
         shown: list[RenderableType] = [verdict_text.check(result, puzzle)]
-        perf = perf_card.card_case(result)
-        if perf is not None:
-            shown.append(perf_card.card(perf))
+        shown.extend(perf_card.cards(result))
         if not puzzle.tour:
             shown.append(self._success_box(puzzle, outcome))
         self.console.print(Group(*shown))

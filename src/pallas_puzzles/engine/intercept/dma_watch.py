@@ -79,7 +79,7 @@ def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
     def check_failed(self: Any) -> Any:
         original(self)
         waiting = _waits.get(threading.get_ident())
-        if waiting is None or active.session is None:
+        if waiting is None or active.session is None or active.session.multi_device:
             return
         count = int(waiting.semaphore.count_by_core[waiting.core])
         now = time.monotonic()

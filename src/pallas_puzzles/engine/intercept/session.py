@@ -49,6 +49,9 @@ class StrictSession:
     sentinel: float | None = None
     # Run every "parallel" axis as "arbitrary" (in order): a probe for order-dependent kernels.
     sequential: bool = False
+    # The kernel runs on several devices at once (the tpu-multichip target): a device may wait long for
+    # another, so only that target's watchdog, which sees every device, may call a wait stuck.
+    multi_device: bool = False
     # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
     interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)

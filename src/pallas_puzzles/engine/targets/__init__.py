@@ -22,6 +22,7 @@ from pallas_puzzles.engine.targets.base import ProcessSetup, Target
 from pallas_puzzles.engine.targets.device import Device
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
 from pallas_puzzles.engine.targets.tpu_lowering import TpuLowering
+from pallas_puzzles.engine.targets.tpu_multichip import TpuMultichip
 from pallas_puzzles.errors import UserError
 
 __all__ = ["BUILTIN", "ProcessSetup", "Target", "for_check", "get", "partner_name"]
@@ -30,6 +31,7 @@ BUILTIN: dict[str, type[Target]] = {
     TpuInterpreter.name: TpuInterpreter,
     TpuLowering.name: TpuLowering,
     Device.name: Device,
+    TpuMultichip.name: TpuMultichip,
 }
 
 

@@ -47,7 +47,7 @@ def layouts(session: StrictSession) -> tuple[CallLayout, ...]:
 def finish(case: Case, session: StrictSession, passed: bool, *findings: Finding, **more: Any) -> CaseResult:
     points = tuple(session.grid_points) if session.backend.interprets else None
     return case.done(passed, *findings, calls=more.pop("calls", None) or layouts(session),
-                     grid_points_run=points, **more)
+                     grid_points_run=more.pop("grid_points_run", points), **more)
 
 
 def output_layout(session: StrictSession, shape: tuple[int, ...]) -> tuple[tuple[int, ...] | None, np.ndarray | None]:
