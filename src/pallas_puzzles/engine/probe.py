@@ -24,7 +24,7 @@ def rerun(session: StrictSession, entry: Any, inputs: tuple[np.ndarray, ...], **
 
     if not session.backend.interprets:
         return None
-    changed = dataclasses.replace(session, calls=[], grid_points=[], callback_errors=[], **changes)
+    changed = dataclasses.replace(session, calls=[], grid_points=[], callback_errors=[], unbalanced=[], **changes)
     try:
         with session_scope(changed), jax.default_device(jax.devices("cpu")[0]), \
                 contextlib.redirect_stdout(io.StringIO()):

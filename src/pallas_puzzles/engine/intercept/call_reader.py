@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from pallas_puzzles.engine.explain.source import learner_call_site, source_of
+from pallas_puzzles.engine.intercept.dma_ledger import Ledger
 from pallas_puzzles.results import CallLayout, OperandLayout, SourceLine
 
 
@@ -51,6 +52,7 @@ class CallRecord:
     semantics: tuple[Any, ...] = ()
     prefetch: list[BlockInfo] = field(default_factory=list)
     scratch: list[ScratchInfo] = field(default_factory=list)
+    ledger: Ledger = field(default_factory=Ledger)  # the manual copies the kernel started (dma_ledger)
 
     def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
         """The lines to quote for a fault in one operand: its index_map, then the call."""

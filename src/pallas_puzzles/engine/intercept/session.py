@@ -46,11 +46,16 @@ class StrictSession:
     sentinel: float | None = None
     # Run every "parallel" axis as "arbitrary" (in order): a probe for order-dependent kernels.
     sequential: bool = False
+    # When a manual copy lands: "eager" (at its start) or "on_wait" (only when a wait needs its bytes,
+    # the most recent copy on the semaphore first). Hardware may do either, so cases alternate.
+    dma_mode: str = "eager"
     # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
     interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
     grid_points: list[tuple[int, ...]] = field(default_factory=list)
     callback_errors: list[BaseException] = field(default_factory=list)
+    # Faults found when a kernel exits normally: copies nobody waited for (dma_ledger).
+    unbalanced: list[Finding] = field(default_factory=list)
 
     def output_for(self, shape: tuple[int, ...]) -> tuple[CallRecord, BlockInfo, int] | None:
         """The last recorded call's output that produced a result of `shape`, and the number of leading
@@ -79,8 +84,7 @@ class StrictSession:
             "random_seed": self.seed,
             "num_cores_or_threads": self.cores,
             "detect_races": self.detect_races,
-            # A copy lands when it starts, so a read that does not wait for it sees the race at once.
-            "dma_execution_mode": "eager" if self.detect_races else "on_wait",
+            "dma_execution_mode": self.dma_mode,
             "vector_clock_size": VECTOR_CLOCK_SIZE if self.detect_races else None,
             **self.interpret_options,
         }
