@@ -15,8 +15,7 @@ The hooks wrap private parts of the TPU interpreter (jax._src.pallas.mosaic.inte
 interpret_pallas_call.DMA.__init__ and execute_write, TPU_MEMORY_SPACE_NAMES;
 shared_memory.Semaphore.wait, SharedMemory.allocate_buffer and
 get_sempahores_with_nonzero_count), read on jax 0.10.2 and 0.12.0.1; dma_watch.install installs
-them. They only record;
-a correct kernel computes the same.
+them. They only record: a correct kernel computes the same.
 """
 
 from __future__ import annotations
