@@ -141,7 +141,8 @@ class _Case:
                                      allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
                                      detect_races=puzzle.detect_races,
                                      poison=poison.poison_for_case(index), seed=index,
-                                     dma_mode=dma_watch.mode_for_case(index))
+                                     dma_mode=dma_watch.mode_for_case(index),
+                                     tpu_block_rules=puzzle.tpu_only and backend.interprets)
 
     @functools.cached_property
     def layouts(self) -> tuple[CallLayout, ...]:
@@ -199,6 +200,7 @@ def lower_case(case: _Case, entry: Any) -> CaseResult:
 
     inputs = specs.make_inputs(case.puzzle, case.sizes, case.index)
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
+    case.session.tpu_block_rules = False  # Mosaic's own lowering applies them, in its own words
     try:
         with session_scope(case.session), lowering.target_tpu():
             jax.jit(entry).trace(*shapes).lower(lowering_platforms=(TPU.platform,))

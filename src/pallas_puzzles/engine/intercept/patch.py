@@ -14,7 +14,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.intercept import call_reader, index_maps, poison, sentinel, static_slices
+from pallas_puzzles.engine.intercept import (
+    call_reader,
+    index_maps,
+    poison,
+    sentinel,
+    static_slices,
+    tpu_blocks,
+)
 from pallas_puzzles.engine.intercept.session import active
 
 _original_pallas_call: Callable[..., Any] | None = None
@@ -31,6 +38,8 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
     def call(*operands: Any) -> Any:
         record = call_reader.describe(kernel, kwargs, operands, out_shape, session.learner_file)
         session.calls.append(record)
+        if session.tpu_block_rules:
+            tpu_blocks.check(record)
         prefetch = call_reader.concrete_prefetch(operands, record.n_prefetch)
         if prefetch is not None:
             index_maps.check_index_maps(record, prefetch, session.allow_revisits)

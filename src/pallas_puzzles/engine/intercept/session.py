@@ -49,6 +49,8 @@ class StrictSession:
     # When a manual copy lands: "eager" (at its start) or "on_wait" (only when a wait needs its bytes,
     # the most recent copy on the semaphore first). Hardware may do either, so cases alternate.
     dma_mode: str = "eager"
+    # Refuse block shapes that Mosaic would not compile (puzzles whose only hardware is a TPU).
+    tpu_block_rules: bool = False
     # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
     interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
