@@ -20,7 +20,7 @@ import numpy as np
 
 from pallas_puzzles import versions
 from pallas_puzzles.backends import TPU, Backend, Mode
-from pallas_puzzles.engine import probe, specs
+from pallas_puzzles.engine import multiples, probe, specs
 from pallas_puzzles.engine.compare import compare
 from pallas_puzzles.engine.explain import cause, lowering
 from pallas_puzzles.engine.explain.launcher_lines import argument_line
@@ -160,14 +160,13 @@ class _Case:
 
 def run_case(case: _Case, entry: Any) -> CaseResult:
     import jax
-    import jax.numpy as jnp
 
     inputs, expected, flops = _case_data(case.puzzle, case.index, case.sizes)
     interprets = case.session.backend.interprets
     device = jax.devices("cpu")[0] if interprets else None
     try:
         with session_scope(case.session), jax.default_device(device):
-            got = jax.block_until_ready(entry(*(jnp.asarray(a) for a in inputs)))
+            got = jax.block_until_ready(entry(*specs.on_device(inputs)))
     except Exception as exc:  # the learner's code failed: explain it
         finding = diagnose(exc, case.session)
         finding = wrong_out_shape(finding, case.session, tuple(expected.shape)) or finding
@@ -274,8 +273,13 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
         if not case.passed and fail_fast:
             result.skipped_cases = len(cases) - index - 1
             break
-    result.passed = (all(c.passed for c in result.cases) and len(result.cases) == len(cases)
-                     and not result.not_started)
+    passed = all(c.passed for c in result.cases) and len(result.cases) == len(cases)
+    if passed and mode is Mode.RUN and backend.interprets:
+        at_multiples = multiples.check(puzzle, entry, learner_file, backend)
+        if at_multiples is not None:
+            result.cases.append(at_multiples)
+            passed = False
+    result.passed = passed and not result.not_started
 
 
 def check_function(puzzle: Puzzle, entry: Any, backend: Backend, fail_fast: bool = True) -> CheckResult:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.intercept import patch
 from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
 
@@ -20,7 +21,6 @@ from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
 def rerun(session: StrictSession, entry: Any, inputs: tuple[np.ndarray, ...], **changes: Any) -> np.ndarray | None:
     """The launcher's output with the session's settings changed; None where a rerun cannot tell."""
     import jax
-    import jax.numpy as jnp
 
     if not session.backend.interprets:
         return None
@@ -28,7 +28,7 @@ def rerun(session: StrictSession, entry: Any, inputs: tuple[np.ndarray, ...], **
     try:
         with session_scope(changed), jax.default_device(jax.devices("cpu")[0]), \
                 contextlib.redirect_stdout(io.StringIO()):
-            got = jax.block_until_ready(entry(*(jnp.asarray(a) for a in inputs)))
+            got = jax.block_until_ready(entry(*specs.on_device(inputs)))
     except Exception:  # the changed run failed outright: it tells nothing about the cause
         patch.reset_interpreter()
         return None

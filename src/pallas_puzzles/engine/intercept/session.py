@@ -51,6 +51,9 @@ class StrictSession:
     dma_mode: str = "eager"
     # Refuse block shapes that Mosaic would not compile (puzzles whose only hardware is a TPU).
     tpu_block_rules: bool = False
+    # False: record each pallas_call and check its index maps, but run no kernel (its outputs are
+    # zeros); what the launcher does around the calls still runs.
+    run_kernels: bool = True
     # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
     interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)

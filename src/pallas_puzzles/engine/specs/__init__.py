@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,14 @@ def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple
                 values = values * reshapes[item.name].scale + reshapes[item.name].shift
             arrays.append(values.astype(dtype))
     return tuple(arrays)
+
+
+def on_device(arrays: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+    """A case's inputs as jax arrays. jax.device_put, not jnp.asarray: the same arrays (dtypes
+    canonicalised alike), but jnp.asarray compiles a conversion for every new shape."""
+    import jax
+
+    return tuple(jax.device_put(a) for a in arrays)
 
 
 def expected_output(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> np.ndarray:
