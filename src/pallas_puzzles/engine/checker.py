@@ -20,7 +20,7 @@ import numpy as np
 
 from pallas_puzzles import versions
 from pallas_puzzles.backends import TPU, Backend, Mode
-from pallas_puzzles.engine import multiples, probe, specs
+from pallas_puzzles.engine import launcher_traffic, multiples, probe, specs
 from pallas_puzzles.engine.compare import compare
 from pallas_puzzles.engine.explain import cause, lowering
 from pallas_puzzles.engine.explain.launcher_lines import argument_line
@@ -140,8 +140,7 @@ class _Case:
         self.session = StrictSession(backend=backend, learner_file=str(learner_file),
                                      allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
                                      detect_races=puzzle.detect_races,
-                                     poison=poison.poison_for_case(index), seed=index,
-                                     dma_mode=dma_watch.mode_for_case(index),
+                                     poison=poison.poison_for_case(index), seed=index, dma_mode=dma_watch.mode_for_case(index),
                                      tpu_block_rules=puzzle.tpu_only and backend.interprets)
 
     @functools.cached_property
@@ -173,13 +172,12 @@ def run_case(case: _Case, entry: Any) -> CaseResult:
         if interprets:
             patch.reset_interpreter()
         return case.done(False, finding)
-    if case.session.unbalanced:  # a copy nobody waited for: what the output holds is chance
-        return case.done(False, case.session.unbalanced[0])
     if isinstance(got, (tuple, list)) and len(got) == 1:
         got = got[0]
-    shape_problem = _shape_finding(expected, got, case.session)
-    if shape_problem is not None:
-        return case.done(False, shape_problem)
+    # A copy nobody waited for comes first: what the output holds is then a matter of chance.
+    problem = case.session.unbalanced[0] if case.session.unbalanced else _shape_finding(expected, got, case.session)
+    if problem is not None:
+        return case.done(False, problem)
     block, covered = _output_layout(case.session, tuple(expected.shape))
     mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered)
     if mismatch is not None:
@@ -187,7 +185,8 @@ def run_case(case: _Case, entry: Any) -> CaseResult:
         causes, mismatch = cause.explain(expected, np.asarray(got), mismatch, case.session, covered, rerun)
         return case.done(False, *causes, mismatch=mismatch)
     calls = case.layouts
-    performance = case_performance(calls, case.label, inputs, expected, flops)
+    launcher = launcher_traffic.measure(entry, inputs, case.puzzle, case.session)
+    performance = case_performance(calls, case.label, inputs, expected, flops, launcher)
     budget = case.puzzle.budget
     over = check_budget(performance, budget, calls) if budget is not None else None
     return case.done(over is None, *([over] if over else []), performance=performance)
@@ -274,12 +273,9 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
             result.skipped_cases = len(cases) - index - 1
             break
     passed = all(c.passed for c in result.cases) and len(result.cases) == len(cases)
-    if passed and mode is Mode.RUN and backend.interprets:
-        at_multiples = multiples.check(puzzle, entry, learner_file, backend)
-        if at_multiples is not None:
-            result.cases.append(at_multiples)
-            passed = False
-    result.passed = passed and not result.not_started
+    late = multiples.check(puzzle, entry, learner_file, backend) if passed and mode is Mode.RUN else None
+    result.cases += [late] if late is not None else []
+    result.passed = passed and late is None and not result.not_started
 
 
 def check_function(puzzle: Puzzle, entry: Any, backend: Backend, fail_fast: bool = True) -> CheckResult:

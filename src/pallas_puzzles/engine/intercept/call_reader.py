@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -214,10 +214,27 @@ def _operand_layout(info: BlockInfo, steps: int) -> OperandLayout:
                          memory_space=space, block_indices=indices, index_map_line=info.index_map_line)
 
 
+def _with_copies(op: OperandLayout, record: CallRecord, position: int) -> OperandLayout:
+    """An operand left in HBM, with the bytes the kernel's own copies moved to or from it.
+
+    The interpreter gives the call's inputs, then its outputs, one HBM buffer each, in order
+    (the ledger keeps the order); no buffers means the kernel was not interpreted."""
+    buffers = record.ledger.hbm_buffers
+    if op.memory_space not in ("any", "hbm") or position >= len(buffers):
+        return op
+    mine = [c for c in record.ledger.copies.values() if buffers[position] in (c.reads_hbm, c.writes_hbm)]
+    where = record.kernel_line or record.call_line
+    lines = mine[0].lines(where.file) if mine and where is not None else ()
+    return replace(op, copied_bytes=sum(c.bytes for c in mine), copy_count=len(mine),
+                   copy_line=lines[0] if lines else None)
+
+
 def layout(record: CallRecord) -> CallLayout:
     """The call as plain data for results: what each grid step moves."""
     steps = int(np.prod(record.grid)) if record.grid else 1
-    operands = [_operand_layout(info, steps) for info in record.prefetch + record.inputs + record.outputs]
+    operands = [_operand_layout(info, steps) for info in record.prefetch]
+    operands += [_with_copies(_operand_layout(info, steps), record, n)
+                 for n, info in enumerate(record.inputs + record.outputs)]
     operands += [OperandLayout(name=f"scratch{i}", role="scratch", shape=s.shape, dtype=s.dtype, block=None,
                                memory_space=s.memory_space) for i, s in enumerate(record.scratch)]
     return CallLayout(kernel=record.kernel_name, grid=record.grid,

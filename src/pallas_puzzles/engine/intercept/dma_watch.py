@@ -172,7 +172,16 @@ def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
                 FindingKind.DMA_DTYPE,
                 f"This copy's source holds {src_type} but its destination holds {dst_type}: a DMA copies bytes "
                 "and cannot convert between them.", where=where))
-        return original(src_ref, dst_ref, *args, **kwargs)
+        if session is None:
+            return original(src_ref, dst_ref, *args, **kwargs)
+        # sync_copy and async_copy start their copy inside jax, where the recorded traceback can stop
+        # short of the learner's frame; record the whole stack of this call instead (the copy ledger
+        # names a copy by it).
+        from jax._src import source_info_util
+        from jax._src.lib import xla_client
+
+        with source_info_util.user_context(xla_client.Traceback.get_traceback()):
+            return original(src_ref, dst_ref, *args, **kwargs)
 
     return copy
 

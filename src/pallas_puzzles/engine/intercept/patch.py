@@ -44,7 +44,7 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
         if prefetch is not None:
             index_maps.check_index_maps(record, prefetch, session.allow_revisits)
         if not session.run_kernels:
-            return _zeros_like(out_shape)
+            return _stand_in(out_shape, operands) if session.stand_ins else _zeros_like(out_shape)
         run_kernel, run_kwargs = kernel, dict(kwargs)
         if session.backend.interprets:
             aliased = set((kwargs.get("input_output_aliases") or {}).values())
@@ -65,6 +65,13 @@ def _zeros_like(out_shape: Any) -> Any:
     import numpy as np
 
     return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), out_shape)
+
+
+def _stand_in(out_shape: Any, operands: Any) -> Any:
+    """A pallas_call as an opaque operation on its operands, for a traced launcher (never run)."""
+    import jax
+
+    return jax.pure_callback(lambda *_: _zeros_like(out_shape), out_shape, *operands, vmap_method="broadcast_all")
 
 
 def _in_order(params: Any) -> Any:

@@ -54,6 +54,9 @@ class StrictSession:
     # False: record each pallas_call and check its index maps, but run no kernel (its outputs are
     # zeros); what the launcher does around the calls still runs.
     run_kernels: bool = True
+    # With run_kernels False, under jax.make_jaxpr: each pallas_call becomes a jax.pure_callback on its
+    # operands, so the launcher's jaxpr shows what flows into and out of it (launcher_traffic.py).
+    stand_ins: bool = False
     # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
     interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
