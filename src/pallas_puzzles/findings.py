@@ -168,10 +168,11 @@ class FindingKind(Enum):
     # Causes of a mismatch, found by running a failed case once more with other garbage
     # in unwritten memory, another sentinel, or the parallel axes in order (issue 9).
     READ_BEFORE_WRITTEN = (
-        "read-before-written", "output read before it was written",
-        "Every element was written, but the first write added to (or mixed in) what the memory held "
-        "before: a ref is not zero when a kernel starts. Initialise it first, e.g. under "
-        "@pl.when(k == 0) set z_ref[...] = jnp.zeros_like(z_ref) before the first +=.",
+        "read-before-written", "read before it was written",
+        "The kernel built on what an output or scratch ref held before anything was stored in it (the first "
+        "write added to it, or mixed it in): a ref is not zero when a kernel starts, and on hardware it holds "
+        "whatever was there before. Initialise it first, e.g. under @pl.when(k == 0) set "
+        "acc_ref[...] = jnp.zeros_like(acc_ref) before the first +=.",
     )
     PADDING_DEPENDENT = (
         "padding-dependent", "depends on padding or unwritten memory",

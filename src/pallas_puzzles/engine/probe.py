@@ -9,16 +9,31 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-from typing import Any
+import math
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.intercept import patch
+from pallas_puzzles.engine.intercept.call_reader import CallRecord
 from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
 
+PROBE_FILL = 3.0  # output pre-fill in a probe run: an accumulating store visibly changes it
 
-def rerun(session: StrictSession, entry: Any, inputs: tuple[np.ndarray, ...], **changes: Any) -> np.ndarray | None:
+
+def probe_poison(poison: float) -> float:
+    """Padding in a probe run: zeros after NaN (finite and harmless to exp, so NaN that stays
+    is arithmetic), else garbage of the other sign (zeros can agree with garbage by chance)."""
+    return 0.0 if math.isnan(poison) else -poison
+
+
+class Rerun(NamedTuple):
+    output: np.ndarray  # what the launcher returned
+    calls: list[CallRecord]  # the pallas_calls it made, with their own outputs (CallRecord.results)
+
+
+def rerun(session: StrictSession, entry: Any, inputs: tuple[np.ndarray, ...], **changes: Any) -> Rerun | None:
     """The launcher's output with the session's settings changed; None where a rerun cannot tell."""
     import jax
 
@@ -33,4 +48,4 @@ def rerun(session: StrictSession, entry: Any, inputs: tuple[np.ndarray, ...], **
         patch.reset_interpreter()
         return None
     got = got[0] if isinstance(got, (tuple, list)) and len(got) == 1 else got
-    return np.asarray(got)
+    return Rerun(np.asarray(got), changed.calls)

@@ -38,6 +38,7 @@ class ScratchInfo:
     shape: tuple[int, ...]
     dtype: str
     memory_space: str
+    name: str = ""  # the kernel's parameter for it
 
 
 @dataclass
@@ -53,6 +54,7 @@ class CallRecord:
     prefetch: list[BlockInfo] = field(default_factory=list)
     scratch: list[ScratchInfo] = field(default_factory=list)
     ledger: Ledger = field(default_factory=Ledger)  # the manual copies the kernel started (dma_ledger)
+    results: tuple[Any, ...] = ()  # the call's outputs as it returned them (arrays; empty under a trace)
 
     def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
         """The lines to quote for a fault in one operand: its index_map, then the call."""
@@ -164,7 +166,10 @@ def describe(kernel: Callable[..., Any], kwargs: dict[str, Any], operands: Seque
     grid, in_specs, out_specs, n_prefetch, semantics = grid_of(kwargs)
     arrays = jax.tree.leaves(operands)
     outs = jax.tree.leaves(out_shape)
-    names = _ref_names(kernel, len(arrays) + len(outs))
+    scratch = _scratch_of(kwargs)
+    names = _ref_names(kernel, len(arrays) + len(outs) + len(scratch))
+    for info, name in zip(scratch, names[len(arrays) + len(outs):]):
+        info.name = name
     flat_in = _flatten_specs(in_specs)
     flat_out = _flatten_specs(out_specs)
     blocked_arrays = arrays[n_prefetch:]
@@ -187,7 +192,7 @@ def describe(kernel: Callable[..., Any], kwargs: dict[str, Any], operands: Seque
         n_prefetch=n_prefetch,
         semantics=semantics,
         prefetch=prefetch,
-        scratch=_scratch_of(kwargs),
+        scratch=scratch,
     )
 
 

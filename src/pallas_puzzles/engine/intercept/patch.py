@@ -36,6 +36,8 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
 
     @functools.wraps(_original_pallas_call)
     def call(*operands: Any) -> Any:
+        import jax
+
         record = call_reader.describe(kernel, kwargs, operands, out_shape, session.learner_file)
         session.calls.append(record)
         if session.tpu_block_rules:
@@ -54,7 +56,9 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
             run_kwargs["interpret"] = session.interpret_params()
             if session.sequential:
                 run_kwargs["compiler_params"] = _in_order(run_kwargs.get("compiler_params"))
-        return _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
+        out = _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
+        record.results = tuple(leaf for leaf in jax.tree.leaves(out) if not isinstance(leaf, jax.core.Tracer))
+        return out
 
     return call
 

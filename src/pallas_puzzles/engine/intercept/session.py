@@ -44,6 +44,9 @@ class StrictSession:
     seed: int = 0
     # The value written into output blocks before their first visit; None: sentinel.sentinel_for.
     sentinel: float | None = None
+    # What float scratch (VMEM and SMEM buffers) holds at first, when it should differ from `poison`
+    # while padding keeps it (a probe telling a carry read too early from padding read; poison.py).
+    scratch_fill: float | None = None
     # Run every "parallel" axis as "arbitrary" (in order): a probe for order-dependent kernels.
     sequential: bool = False
     # When a manual copy lands: "eager" (at its start) or "on_wait" (only when a wait needs its bytes,
