@@ -15,6 +15,8 @@ fusion, a lower bound on what XLA moves:
 
 from __future__ import annotations
 
+import contextlib
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,8 +160,8 @@ def measure(entry: Any, inputs: Sequence[np.ndarray], puzzle: Puzzle, case: Stri
     learner_file, names = case.learner_file, [item.name for item in puzzle.inputs]
     session = StrictSession(backend=case.backend, learner_file=learner_file, run_kernels=False, stand_ins=True)
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
-    try:
-        with session_scope(session):
+    try:  # the launcher's own prints already showed in the run; a trace would print them again
+        with session_scope(session), contextlib.redirect_stdout(io.StringIO()):
             closed = jax.make_jaxpr(lambda *args: entry(*args))(*shapes)  # a new function: no cached trace
     except Exception:  # the launcher does not trace (it needs concrete values): no figure, not a fault
         return None
