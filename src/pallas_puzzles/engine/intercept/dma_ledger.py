@@ -161,11 +161,11 @@ def unwaited_finding(copies: list[Copy], counted: int, learner_file: str,
         subject = f"The copy started {started} was never waited on"
     else:
         subject = f"{len(copies)} copies started {started} were never waited on"
-    pending = [c for c in copies if not c.landed]
-    state = ("it had not landed when the kernel ended" if len(copies) == 1 else "they had not landed when the "
-             "kernel ended") if pending else f"at kernel exit their semaphore still counted {counted} bytes"
-    if len(copies) == 1 and not pending:
-        state = f"at kernel exit its semaphore still counted its {counted} bytes"
+    one = len(copies) == 1
+    if any(not c.landed for c in copies):
+        state = f"{'it' if one else 'they'} had not landed when the kernel ended"
+    else:
+        state = f"at kernel exit {'its' if one else 'their'} semaphore still counted {counted} bytes"
     return Finding(FindingKind.DMA_NOT_WAITED, f"{subject}: {state}.", where=where)
 
 

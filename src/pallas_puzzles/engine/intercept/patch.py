@@ -58,7 +58,8 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
                 run_kwargs["compiler_params"] = _in_order(run_kwargs.get("compiler_params"))
         out = _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
         record.results = tuple(leaf for leaf in jax.tree.leaves(out) if not isinstance(leaf, jax.core.Tracer))
-        return out
+        # Finish this call before the launcher goes on: its copies and grid points are recorded against it.
+        return jax.block_until_ready(out) if record.results else out
 
     return call
 
