@@ -16,7 +16,6 @@ from pallas_puzzles.engine.intercept import dma_watch, patch
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.report import perf_card, terminal
 
-REPO = Path(__file__).resolve().parents[1]
 N = 256  # puzzle 2's input: x of shape (N,), float32
 KERNEL = """
 import jax
@@ -84,7 +83,7 @@ def test_a_stack_reads_both_parts_and_a_slice_only_what_it_takes(tmp_path):
 def test_the_card_and_json_name_the_launcher_line(tmp_path, validate_json):
     from pallas_puzzles.report import json_view
 
-    source = (REPO / "solutions" / COURSE.find(2).file).read_text()
+    source = COURSE.find(2).solution_path.read_text()
     learner = tmp_path / "02.py"
     learner.write_text(source.replace("z_ref[...] = x_ref[...] + 10.0", "z_ref[...] = x_ref[...] + 9.0")
                        .replace("    )(x)\n", "    )(x + 1.0)\n"))
@@ -104,7 +103,7 @@ def test_the_card_and_json_name_the_launcher_line(tmp_path, validate_json):
 
 
 def test_the_kernels_own_copies_are_counted_for_operands_left_in_hbm():
-    result = check_puzzle(COURSE.find(25), REPO / "solutions" / COURSE.find(25).file, INTERPRET)
+    result = check_puzzle(COURSE.find(25), COURSE.find(25).solution_path, INTERPRET)
     for case in result.cases:
         x_hbm = next(op for op in case.performance.operands if op.name == "x_hbm")
         z_hbm = next(op for op in case.performance.operands if op.name == "z_hbm")

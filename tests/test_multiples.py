@@ -7,7 +7,6 @@ on the puzzle's first TPU case, without running a kernel, once the shape cases h
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from test_mistakes import COURSE
@@ -18,14 +17,12 @@ from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
 from pallas_puzzles.engine.intercept import dma_watch, patch
 from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def _calls_at(puzzle, sizes):
     """The reference solution's pallas_calls at these sizes, recorded with no kernel run."""
     patch.install()
     dma_watch.install()
-    file = REPO / "solutions" / puzzle.file
+    file = puzzle.solution_path
     entry = getattr(load_learner_module(file), puzzle.entry)
     session = StrictSession(backend=INTERPRET, learner_file=str(file), run_kernels=False)
     with session_scope(session):
@@ -49,7 +46,7 @@ def test_the_multiple_sizes_are_whole_blocks_of_the_reference_solution(puzzle):
 
 def test_a_passing_check_pays_milliseconds_for_it():
     puzzle = COURSE.find(13)
-    file = REPO / "solutions" / puzzle.file
+    file = puzzle.solution_path
     check_puzzle(puzzle, file, INTERPRET)  # warm: jax and the puzzle's shapes
     entry = getattr(load_learner_module(file), puzzle.entry)
     started = time.perf_counter()

@@ -91,6 +91,6 @@ def test_puzzles_that_also_run_on_a_gpu_keep_their_freedom(tmp_path: Path):
     puzzle = COURSE.find(2)
     assert not puzzle.tpu_only
     source = (tmp_path / "solution.py")
-    source.write_text((Path(__file__).resolve().parents[1] / "solutions" / puzzle.file).read_text()
+    source.write_text(puzzle.solution_path.read_text()
                       .replace("B = 128  #", "B = 100  #"))
     assert check_puzzle(puzzle, source, INTERPRET).passed
