@@ -25,7 +25,7 @@ from pallas_puzzles.engine.explain.launcher_lines import (
     store_lines,
 )
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
-from pallas_puzzles.engine.intercept.sentinel import sentinel_for
+from pallas_puzzles.engine.intercept.sentinel import fill_for
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.engine.probe import PROBE_FILL, probe_poison
 from pallas_puzzles.findings import FindingKind
@@ -61,7 +61,7 @@ def behind_the_launcher(session: StrictSession, probe: Probe) -> Finding | None:
         return None
     for position, (info, result) in enumerate(zip(record.outputs, record.results)):
         value = np.asarray(result)
-        sentinel = sentinel_for(value.dtype)
+        sentinel = fill_for(value.dtype, session.sentinel)
         unwritten = value == sentinel if sentinel is not None else np.zeros(value.shape, bool)
         if not unwritten.any():
             continue
@@ -87,6 +87,12 @@ def behind_the_launcher(session: StrictSession, probe: Probe) -> Finding | None:
     return None
 
 
+def _leftover(poison: float) -> str:
+    if math.isnan(poison):
+        return "NaN"
+    return "a huge leftover value" if abs(poison) >= 1e5 else f"a leftover {poison:g}"
+
+
 def scratch_read_first(session: StrictSession, probe: Probe, got: np.ndarray, bad: np.ndarray,
                        output: str) -> Finding | None:
     """Scratch read before its first store, when changing only what it first holds changes the wrong elements."""
@@ -102,6 +108,6 @@ def scratch_read_first(session: StrictSession, probe: Probe, got: np.ndarray, ba
     return Finding(
         FindingKind.READ_BEFORE_WRITTEN,
         f"{names} is read before it is written: {int(bad.sum())} element(s) of {output} are wrong, and change when "
-        f"only what the scratch buffer holds at first changes (here {'NaN' if math.isnan(session.poison) else 'a huge leftover value'}; "
+        f"only what the scratch buffer holds at first changes (here {_leftover(session.poison)}; "
         "on hardware, whatever an earlier kernel left there).",
         where=_lines(reads[:2], (argument_line(record.call_line, "scratch_shapes"),)), array=scratch[0].name)

@@ -16,7 +16,9 @@ from typing import Any
 
 from pallas_puzzles.engine.intercept import (
     call_reader,
+    grid_order,
     index_maps,
+    negative_indices,
     poison,
     sentinel,
     static_slices,
@@ -99,6 +101,8 @@ def install() -> None:
         pl.pallas_call = strict_pallas_call
     poison.install()
     static_slices.install()
+    negative_indices.install()
+    grid_order.install()
 
 
 def reset_interpreter() -> None:
