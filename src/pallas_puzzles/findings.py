@@ -140,6 +140,25 @@ class FindingKind(Enum):
         "The window a copy reads or writes (ref.at[pl.ds(start, size)]) must lie inside the array: "
         "start + size <= its length. Check the start of the last chunk.",
     )
+    DMA_DTYPE = (
+        "dma-dtype", "copy between different dtypes",
+        "A DMA moves bytes; it does not convert numbers. Copy into a buffer of the source's dtype "
+        "and convert in the kernel (buf[...].astype(jnp.bfloat16)) once the copy has landed.",
+    )
+    DMA_NOT_WAITED = (
+        "dma-not-waited", "copy never waited on",
+        "Every copy a kernel starts must be waited on before the kernel ends, and before anything reads "
+        "its destination: .wait() on a descriptor with the same semaphore and the same number of bytes. "
+        "A copy left in flight may land after the kernel has finished, or not at all, and leaves its "
+        "semaphore counting bytes that nobody takes.",
+    )
+    DMA_WRONG_COPY = (
+        "dma-wrong-copy", "a wait another copy satisfied",
+        "A wait counts bytes on its semaphore, not copies: while two copies are in flight on one semaphore, "
+        "either one landing can end the wait meant for the other, and the data read next may not be there "
+        "yet. Give each copy in flight its own semaphore (sems.at[slot]), or wait for every copy on the "
+        "shared semaphore before reading any of their destinations.",
+    )
     JAX_TOO_OLD = (
         "jax-too-old", "needs a newer jax",
         "This puzzle uses Pallas APIs that this jax does not have. Upgrade jax (pip install -U jax; "
@@ -160,10 +179,11 @@ class FindingKind(Enum):
     # Causes of a mismatch, found by running a failed case once more with other garbage
     # in unwritten memory, another sentinel, or the parallel axes in order (issue 9).
     READ_BEFORE_WRITTEN = (
-        "read-before-written", "output read before it was written",
-        "Every element was written, but the first write added to (or mixed in) what the memory held "
-        "before: a ref is not zero when a kernel starts. Initialise it first, e.g. under "
-        "@pl.when(k == 0) set z_ref[...] = jnp.zeros_like(z_ref) before the first +=.",
+        "read-before-written", "read before it was written",
+        "The kernel built on what an output or scratch ref held before anything was stored in it (the first "
+        "write added to it, or mixed it in): a ref is not zero when a kernel starts, and on hardware it holds "
+        "whatever was there before. Initialise it first, e.g. under @pl.when(k == 0) set "
+        "acc_ref[...] = jnp.zeros_like(acc_ref) before the first +=.",
     )
     PADDING_DEPENDENT = (
         "padding-dependent", "depends on padding or unwritten memory",

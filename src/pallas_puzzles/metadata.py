@@ -122,6 +122,11 @@ class Puzzle:
         return backend.name in self.backends
 
     @property
+    def tpu_only(self) -> bool:
+        """A TPU is the only hardware the puzzle runs on: its kernels must follow Mosaic's block rules."""
+        return self.supports(backends.TPU) and not self.supports(backends.GPU)
+
+    @property
     def limit_seconds(self) -> float:
         """How long a check may run before it is stopped (PALLAS_PUZZLES_TIME_LIMIT overrides)."""
         if self.time_limit:

@@ -163,6 +163,10 @@ class OperandLayout:
     memory_space: str = ""  # "" for pipelined blocks; else "any", "vmem", "smem", "semaphore", ...
     block_indices: tuple[tuple[int, ...], ...] | None = None
     index_map_line: SourceLine | None = None
+    # Left in HBM: what the kernel's own copies (DMAs) moved to or from it, when the interpreter ran them.
+    copied_bytes: int | None = None
+    copy_count: int = 0
+    copy_line: SourceLine | None = None  # where the first of those copies was started
 
     def moves(self) -> tuple[bool, ...]:
         """Per grid step: does the TPU pipeline move a block for this operand? It copies an input block

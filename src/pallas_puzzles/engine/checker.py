@@ -147,7 +147,10 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
         if not case.passed and fail_fast:
             result.skipped_cases = len(cases) - index - 1
             break
-    result.passed = all(c.passed for c in result.cases) and len(result.cases) == len(cases)
+    passed = all(c.passed for c in result.cases) and len(result.cases) == len(cases)
+    late = target.after_cases(puzzle, entry, learner_file, backend) if passed else None
+    result.cases += [late] if late is not None else []
+    result.passed = passed and late is None
 
 
 def check_function(puzzle: Puzzle, entry: Any, backend: Backend, target: Target, fail_fast: bool = True) -> CheckResult:

@@ -73,6 +73,14 @@ def _reshaped(values: np.ndarray, how: Reshape | None) -> np.ndarray:
     return values.astype(np.float64) * how.scale + how.shift
 
 
+def on_device(arrays: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+    """A case's inputs as jax arrays. jax.device_put, not jnp.asarray: the same arrays (dtypes
+    canonicalised alike), but jnp.asarray compiles a conversion for every new shape."""
+    import jax
+
+    return tuple(jax.device_put(a) for a in arrays)
+
+
 def expected_output(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> np.ndarray:
     return expected_and_flops(puzzle, inputs)[0]
 

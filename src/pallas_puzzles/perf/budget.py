@@ -5,15 +5,8 @@ from __future__ import annotations
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Budget
 from pallas_puzzles.perf.model import OperandCost, Performance
+from pallas_puzzles.perf.waste import kib, launcher_waste
 from pallas_puzzles.results import CallLayout, Finding, SourceLine
-
-
-def kib(n: float) -> str:
-    """Bytes in the unit that reads best."""
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{int(n)} B"
 
 
 def _lines(calls: tuple[CallLayout, ...], name: str | None = None) -> tuple[SourceLine, ...]:
@@ -21,11 +14,17 @@ def _lines(calls: tuple[CallLayout, ...], name: str | None = None) -> tuple[Sour
     lines: list[SourceLine] = []
     for call in calls:
         for op in call.operands:
-            if (op.name == name or (name is None and op.block is not None)) and op.index_map_line is not None:
-                lines.append(op.index_map_line)
+            if op.name == name or (name is None and op.block is not None):
+                lines += [line for line in (op.copy_line, op.index_map_line) if line is not None]
     lines += [c.call_line for c in calls if c.call_line is not None]
     unique = list(dict.fromkeys(lines))
     return tuple(unique[:3])
+
+
+def _launcher_lines(perf: Performance) -> tuple[SourceLine, ...]:
+    """The launcher lines whose XLA operations move data, the busiest first."""
+    steps = sorted(perf.launcher.steps, key=lambda s: -s.hbm_bytes) if perf.launcher is not None else []
+    return tuple(s.line for s in steps if s.line is not None)
 
 
 def _worst(perf: Performance) -> OperandCost | None:
@@ -42,6 +41,14 @@ def _traffic_finding(perf: Performance, budget: Budget, calls: tuple[CallLayout,
             f"{worst.name} is {worst.verb} {worst.ratio:.1f}× its size ({kib(worst.hbm_bytes or 0)} for "
             f"{kib(worst.min_bytes)}); the budget allows {budget.traffic:.1f}×: {why}.",
             where=_lines(calls, worst.name), array=worst.name)
+    outside = perf.launcher.hbm_bytes if perf.launcher is not None else 0
+    if perf.traffic_ratio > budget.traffic + 1e-9 and outside and perf.launcher is not None:
+        return Finding(
+            FindingKind.OVER_BUDGET,
+            f"The launcher moves {perf.traffic_ratio:.1f}× the minimum HBM traffic ({kib(perf.hbm_bytes)} for "
+            f"{kib(perf.hbm_bytes_min)}), {kib(outside)} of it in XLA operations outside the pallas_calls; the "
+            f"budget allows {budget.traffic:.1f}×: {launcher_waste(perf.launcher)}.",
+            where=(_launcher_lines(perf) + _lines(calls))[:3])
     if perf.traffic_ratio > budget.traffic + 1e-9:
         why = perf.waste or "the calls move more than the spec's inputs and output"
         trip = perf.waste.split(" ")[0].rstrip(":") if perf.waste else None  # the sentence opens with the array
@@ -74,5 +81,5 @@ def check_budget(perf: Performance, budget: Budget, calls: tuple[CallLayout, ...
             FindingKind.OVER_BUDGET,
             f"The estimated time on a {perf.chip} is {perf.est_seconds * 1e6:.2f} µs, {ratio:.1f}× the ideal "
             f"{perf.ideal_seconds * 1e6:.2f} µs; the budget allows {budget.time:.1f}×: {why}.",
-            where=_lines(calls))
+            where=(_launcher_lines(perf) + _lines(calls))[:3])
     return None

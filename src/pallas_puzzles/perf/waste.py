@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pallas_puzzles.perf.launcher import LauncherTraffic
 from pallas_puzzles.results import CallLayout, OperandLayout
 
 if TYPE_CHECKING:
@@ -79,15 +80,39 @@ def _rereads(calls: tuple[CallCost, ...]) -> str:
             f"everything from the block it holds would read it once")
 
 
+def kib(n: float) -> str:
+    """Bytes in the unit that reads best."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def launcher_waste(launcher: LauncherTraffic) -> str:
+    """The launcher line whose XLA operations move the most, as one clause."""
+    step = launcher.biggest
+    if step is None:
+        return ""
+    where = f"line {step.line.line} ({step.line.text})" if step.line is not None else "the launcher"
+    moves = [f"reads {' and '.join(dict.fromkeys(step.reads))}" if step.reads else "",
+             f"writes {' and '.join(step.writes)}" if step.writes else ""]
+    return (f"{where} runs in XLA, outside the pallas_calls: it {' and '.join(m for m in moves if m)} "
+            f"({kib(step.hbm_bytes)} through HBM); do that work inside the kernel, on the blocks it already holds")
+
+
 def biggest_waste(perf_calls: tuple[CallCost, ...], operands: tuple[OperandCost, ...], total: int,
-                  minimum: int) -> str:
+                  minimum: int, launcher: LauncherTraffic | None = None) -> str:
     if total <= minimum:
         return ""
+    outside = launcher.hbm_bytes if launcher is not None else 0
     trip = (_rereads(perf_calls) or _round_trips(perf_calls)) if len(perf_calls) > 1 else ""
     worst = max((op for op in operands if op.ratio is not None), key=lambda op: op.hbm_bytes - op.min_bytes,
                 default=None)
+    excess = worst.hbm_bytes - worst.min_bytes if worst is not None and worst.hbm_bytes is not None else 0
+    if launcher is not None and outside and outside >= excess:
+        return launcher_waste(launcher)
     if worst is not None and worst.ratio and worst.ratio > 1.0 and worst.why and (
-            not trip or worst.hbm_bytes - worst.min_bytes >= total - minimum):
+            not trip or excess >= total - minimum):
         return f"{worst.name}: {worst.verb} {worst.ratio:.1f}× — {worst.why}"
     if trip:
         return trip

@@ -91,6 +91,10 @@ def performance_dict(perf: Performance | None) -> dict[str, Any] | None:
                    "hbm_bytes_read": c.hbm_bytes_read, "hbm_bytes_written": c.hbm_bytes_written,
                    "vmem_bytes": c.vmem_bytes} for c in perf.calls],
         "operands": operands, "waste": perf.waste or None,
+        "launcher": [{"line": {"file": s.line.file, "line": s.line.line, "text": s.line.text} if s.line else None,
+                      "hbm_bytes_read": s.read_bytes, "hbm_bytes_written": s.written_bytes,
+                      "reads": list(s.reads), "writes": list(s.writes)}
+                     for s in (perf.launcher.steps if perf.launcher is not None else ())],
     }
 
 

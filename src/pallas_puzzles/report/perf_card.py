@@ -8,8 +8,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from pallas_puzzles.perf.budget import kib
+from pallas_puzzles.perf.launcher import LauncherTraffic
 from pallas_puzzles.perf.model import CallCost, Performance
+from pallas_puzzles.perf.waste import kib
 from pallas_puzzles.results import CheckResult
 
 
@@ -52,6 +53,18 @@ def _call_table(call: CallCost, title: str) -> Table:
     return table
 
 
+def _launcher_table(launcher: LauncherTraffic) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title="Outside the pallas_calls: XLA operations in the launcher",
+                  title_justify="left", pad_edge=False, expand=False)
+    for column in ("line", "reads", "writes", "traffic"):
+        table.add_column(column, overflow="fold")
+    for step in launcher.steps:
+        line = f"{step.line.line}: {step.line.text}" if step.line is not None else "?"
+        table.add_row(line, ", ".join(dict.fromkeys(step.reads)) or "—", ", ".join(step.writes) or "—",
+                      f"read {kib(step.read_bytes)}, written {kib(step.written_bytes)}")
+    return table
+
+
 def render_card(console: Console, perf: Performance) -> None:
     console.print(card(perf))
 
@@ -76,6 +89,8 @@ def card(perf: Performance) -> Panel:
     for n, call in enumerate(perf.calls, start=1):
         title = f"pallas_call {n}: {call.kernel}, grid {call.grid}" if many else f"{call.kernel}, grid {call.grid}"
         lines.append(_call_table(call, title))
+    if perf.launcher is not None and perf.launcher.steps:
+        lines.append(_launcher_table(perf.launcher))
     if perf.waste:
         lines.append(Text.assemble(("Biggest waste: ", "bold yellow"), perf.waste))
     elif perf.hbm_bytes < perf.hbm_bytes_min:

@@ -15,29 +15,26 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pallas_puzzles.engine.compare import bad_mask
+from pallas_puzzles.engine.explain import leftovers
 from pallas_puzzles.engine.explain.launcher_lines import argument_line, guarding_whens, store_lines
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord, layout
 from pallas_puzzles.engine.intercept.sentinel import fill_for
 from pallas_puzzles.engine.intercept.session import StrictSession
+from pallas_puzzles.engine.probe import PROBE_FILL, probe_poison
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding, Mismatch, SourceLine
 
-PROBE_FILL = 3.0  # output pre-fill in the probe run: an accumulating store visibly changes it
-
-
-def probe_poison(poison: float) -> float:
-    """Padding in the probe run: zeros after NaN (finite and harmless to exp, so NaN that stays
-    is arithmetic), else garbage of the other sign (zeros can agree with garbage by chance)."""
-    return 0.0 if math.isnan(poison) else -poison
+if TYPE_CHECKING:
+    from pallas_puzzles.engine.probe import Rerun
 
 MAX_POINTS = 6
 
-Probe = Callable[..., "np.ndarray | None"]  # reruns the case with StrictSession fields changed
+Probe = Callable[..., "Rerun | None"]  # reruns the case with StrictSession fields changed
 
 
 @dataclasses.dataclass
@@ -154,8 +151,9 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
     transposed = _transposed(expected, got, m)
     if transposed is not None:
         return (transposed,), m
-    if out is None:
-        return (), m
+    if out is None:  # the launcher returns something made from the calls' outputs: look at those
+        found = leftovers.behind_the_launcher(session, probe)
+        return ((found,) if found is not None else ()), m
     same = _same_block(out, m) if not m.n_unwritten and not m.n_nan else None
     if same is not None:
         return (same,), m
@@ -169,14 +167,16 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
     # State carried from step to step lives in scratch; without any, order cannot matter.
     order = _order_finding(out, m) if out.record.scratch else None
     if order is not None:  # first: a shuffled carry also reads memory never written
-        in_order = probe(sequential=True)
+        rerun = probe(sequential=True)
+        in_order = rerun.output if rerun is not None else None
         if in_order is not None and in_order.shape == got.shape and not bad_mask(expected, in_order, m.rtol, m.atol).any():
             return (order,), m
     if math.isnan(session.poison) and not (looks_unwritten.any() or nan.any()):
         return (), m  # finite wrong numbers while unwritten memory read as NaN: they never touched it
-    again = probe(poison=probe_poison(session.poison), sentinel=PROBE_FILL)
-    if again is None or again.shape != got.shape:
+    rerun = probe(poison=probe_poison(session.poison), sentinel=PROBE_FILL)
+    if rerun is None or rerun.output.shape != got.shape:
         return (), m
+    again = rerun.output
     if looks_unwritten.any():
         read_first = looks_unwritten & (again != np.asarray(PROBE_FILL, again.dtype))
         if read_first.any():
@@ -201,9 +201,13 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
                 f"{int(nan.sum())} element(s) of {name} are NaN or inf, and stay so when padding and unwritten "
                 f"memory hold other values: the kernel's own arithmetic makes them.",
                 where=m.stored_at, array=name),), m
-        if math.isnan(session.poison):
-            return (), m  # NaN read from padding: the mismatch-nan explanation is the right one
+        if math.isnan(session.poison):  # NaN read from padding (the mismatch-nan text), or from scratch
+            scratch = leftovers.scratch_read_first(session, probe, got, bad, name)
+            return ((scratch,) if scratch is not None else ()), m
     if not np.array_equal(again[bad], got[bad], equal_nan=True):
+        scratch = leftovers.scratch_read_first(session, probe, got, bad, name)
+        if scratch is not None:
+            return (scratch,), m
         return (Finding(
             FindingKind.PADDING_DEPENDENT,
             f"Your result depends on padding or memory you never wrote: {int(bad.sum())} element(s) of {name} "

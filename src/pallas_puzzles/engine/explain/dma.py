@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 import traceback
+from typing import Any
 
+from pallas_puzzles.engine.explain import copies
 from pallas_puzzles.engine.explain.source import (
+    info_lines,
     learner_frames,
     make_line,
     recorded_lines,
@@ -62,12 +65,9 @@ def _copy_lines(exc: BaseException, learner_file: str) -> tuple[SourceLine, ...]
     found: list[SourceLine] = []
     for tb in tracebacks(exc):
         for frame, _ in traceback.walk_tb(tb):
-            info = getattr(frame.f_locals.get("self"), "source_info", None)
-            for f in getattr(getattr(info, "traceback", None), "frames", None) or ():
-                if same_file(getattr(f, "file_name", ""), learner_file):
-                    line = make_line(f.file_name, int(f.line_num), f.function_name)
-                    if line not in found:
-                        found.append(line)
+            for line in info_lines(getattr(frame.f_locals.get("self"), "source_info", None), learner_file):
+                if line not in found:
+                    found.append(line)
     return tuple(reversed(found))
 
 
@@ -84,10 +84,30 @@ def _access_line(frame_text: str, learner_file: str) -> SourceLine | None:
     return make_line(match.group(1), int(match.group(2)), match.group(3))
 
 
+def _from_ledger(accesses: list[tuple[str, ...]], lines: list[tuple[Any, ...]], session: StrictSession,
+                 text: str) -> Finding | None:
+    """A race whose cause the copy ledger knows: a copy overtaken by another on its semaphore, or
+    an output copy that the pipeline reads back at kernel exit without anyone waiting for it."""
+    ledger = session.calls[-1].ledger if session.calls else None
+    involved = [ledger.copies.get(int(who)) for _, _, who, _, _ in accesses] if ledger is not None else []
+    found = [c for c in involved if c is not None]
+    core = next((entry for entry in lines if not entry[2]), None)
+    late = next((c for c in found if c.overtaken_by is not None), None)
+    if late is not None:
+        return copies.overtaken(late, session.learner_file, core[3] if core else None,
+                                core is None or core[0] == "read", text)
+    if found and core is not None and core[3] is None and core[0] == "read" and core[1].lower() in ("hbm", "any"):
+        return copies.output_not_waited(found[0], session.learner_file, _kernel_line(session), text)
+    return None
+
+
 def _race(text: str, session: StrictSession) -> Finding:
     accesses = [m.groups() for m in map(_ACCESS.match, text.splitlines()) if m]
     lines = [(kind, space, int(who) >= DMA_ID_START, _access_line(frame, session.learner_file))
              for kind, space, who, _core, frame in accesses]
+    known = _from_ledger(accesses, lines, session, text)
+    if known is not None:
+        return known
     where = tuple(line for *_, line in lines if line is not None)
     by_copy = [entry for entry in lines if entry[2]]
     by_core = [entry for entry in lines if not entry[2]]
@@ -122,13 +142,17 @@ def _race(text: str, session: StrictSession) -> Finding:
 
 
 def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
+    late = copies.first_overtaken(session.calls[-1].ledger) if session.calls else None
+    if late is not None:  # the wait that stalls lost its bytes to an earlier wait: name that
+        return copies.overtaken(late, session.learner_file, None, True, str(stall))
     where = recorded_lines(stall, session.learner_file) or learner_frames(stall, session.learner_file)
     where = where or _kernel_line(session)
+    after = f", so the check stopped it after {STALL_SECONDS:g} s" if session.cores > 1 else ""
     what = (f"a copy of {stall.waited_for} bytes" if stall.is_dma
             else f"a count of {stall.waited_for}")
     return Finding(FindingKind.SEMAPHORE_STALL,
                    f"The kernel waited for {what} on a semaphore that nothing signals: no copy started on it was "
-                   f"pending and its count stayed at {stall.count}, so the check stopped it after {STALL_SECONDS:g} s.",
+                   f"pending and its count stayed at {stall.count}{after}.",
                    where=tuple(where))
 
 

@@ -96,6 +96,18 @@ def store_lines(kernel_line: SourceLine | None, ref: str) -> tuple[SourceLine, .
     return tuple(make_line(kernel_line.file, n) for n in lines)
 
 
+def read_lines(kernel_line: SourceLine | None, ref: str) -> tuple[SourceLine, ...]:
+    """The lines of the kernel that read `ref` (`... ref[...] ...`, and `ref[...] += ...`, which reads first)."""
+    kernel = _kernel_def(kernel_line) if kernel_line is not None else None
+    if kernel is None:
+        return ()
+    assert kernel_line is not None
+    found = {node.lineno for node in ast.walk(kernel) if isinstance(node, ast.Subscript)
+             and isinstance(node.value, ast.Name) and node.value.id == ref and isinstance(node.ctx, ast.Load)}
+    found |= {stmt.lineno for stmt in _stores_to(kernel, ref) if isinstance(stmt, ast.AugAssign)}
+    return tuple(make_line(kernel_line.file, n) for n in sorted(found))
+
+
 def _when_decorator(function: ast.FunctionDef) -> ast.expr | None:
     for decorator in function.decorator_list:
         call = decorator if isinstance(decorator, ast.Call) else None

@@ -57,6 +57,11 @@ def target_tpu() -> Iterator[None]:
         yield
 
 
+def meaning(text: str) -> str:
+    """The plain-language meaning of a Mosaic refusal, from its text ("" when none is known)."""
+    return next((m for pattern, m in TPU_MEANINGS if re.search(pattern, text)), "")
+
+
 def whole_sentences(text: str, limit: int = 600) -> str:
     """Mosaic's message, cut (if at all) after a sentence, never inside one."""
     if len(text) <= limit:
@@ -68,14 +73,13 @@ def whole_sentences(text: str, limit: int = 600) -> str:
 def explain(exc: BaseException, session: StrictSession) -> Finding:
     text = str(exc)
     first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
-    meaning = next((m for pattern, m in TPU_MEANINGS if re.search(pattern, text)), "")
     where = learner_frames(exc, session.learner_file)
     if not where and session.calls and session.calls[-1].call_line is not None:
         where = (session.calls[-1].call_line,)
     return Finding(
         FindingKind.TPU_LOWERING,
         f"This kernel would not compile for a TPU: {whole_sentences(first)}",
-        explanation=meaning,
+        explanation=meaning(text),
         where=where,
         detail=text,
     )

@@ -110,8 +110,26 @@ def _static_slice(exc: BaseException, session: StrictSession) -> Finding | None:
     return Finding(kind, str(current), where=learner_frames(current, session.learner_file), detail=str(current))
 
 
+def _swapped_output(finding: Finding, session: StrictSession, expected: tuple[int, ...]) -> Finding | None:
+    """An output block outside an out_shape whose dimensions are the spec's in another order."""
+    for record in reversed(session.calls):
+        for info in record.outputs:
+            tail = tuple(expected[len(expected) - len(info.array_shape):]) if len(expected) >= len(info.array_shape) else ()
+            if info.name == finding.array and sorted(tail) == sorted(info.array_shape) and tail != info.array_shape:
+                return Finding(
+                    FindingKind.SHAPE,
+                    f"The output array {info.name} has shape {info.array_shape} (your out_shape), but the spec "
+                    f"returns shape {tuple(expected)}: the same dimensions in another order, so the output's "
+                    "BlockSpec asks for blocks outside it.",
+                    where=_with(argument_line(record.call_line, "out_shape"), finding.where), array=info.name,
+                    grid_point=finding.grid_point, detail=finding.message)
+    return None
+
+
 def wrong_out_shape(finding: Finding, session: StrictSession, expected: tuple[int, ...]) -> Finding | None:
-    """A store that failed because out_shape differs from the spec's output, blamed on out_shape."""
+    """A store or an output block that failed because out_shape differs from the spec's output, blamed on out_shape."""
+    if finding.kind is FindingKind.OOB_BLOCK:
+        return _swapped_output(finding, session, expected)
     if finding.kind not in (FindingKind.ERROR, FindingKind.OOB_WRITE) or "swap" not in finding.detail:
         return None
     for record in reversed(session.calls):

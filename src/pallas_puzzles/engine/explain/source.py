@@ -85,17 +85,24 @@ def learner_frames(exc: BaseException, learner_file: str) -> tuple[SourceLine, .
     return tuple(lines)
 
 
+def info_lines(info: Any, learner_file: str) -> tuple[SourceLine, ...]:
+    """The learner's lines in a jax SourceInfo (where an operation was traced), in JAX's order."""
+    lines: list[SourceLine] = []
+    for f in getattr(getattr(info, "traceback", None), "frames", None) or ():
+        name = getattr(f, "file_name", "")
+        if same_file(name, learner_file):
+            line = make_line(name, int(getattr(f, "line_num", 0)), getattr(f, "function_name", ""))
+            if line not in lines:
+                lines.append(line)
+    return tuple(lines)
+
+
 def recorded_lines(exc: BaseException, learner_file: str) -> tuple[SourceLine, ...]:
     """Learner lines that JAX recorded for the kernel operation that failed in the interpreter."""
     lines: list[SourceLine] = []
     for tb in tracebacks(exc):
         for frame, _ in traceback.walk_tb(tb):
-            info = frame.f_locals.get("source_info")
-            frames = getattr(getattr(info, "traceback", None), "frames", None) or ()
-            for f in frames:
-                name = getattr(f, "file_name", "")
-                if same_file(name, learner_file):
-                    line = make_line(name, int(getattr(f, "line_num", 0)), getattr(f, "function_name", ""))
-                    if line not in lines:
-                        lines.append(line)
+            for line in info_lines(frame.f_locals.get("source_info"), learner_file):
+                if line not in lines:
+                    lines.append(line)
     return tuple(reversed(lines))

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from pallas_puzzles.engine.explain.source import learner_call_site, source_of
+from pallas_puzzles.engine.intercept.dma_ledger import Ledger
 from pallas_puzzles.results import CallLayout, OperandLayout, SourceLine
 
 
@@ -37,6 +38,7 @@ class ScratchInfo:
     shape: tuple[int, ...]
     dtype: str
     memory_space: str
+    name: str = ""  # the kernel's parameter for it
 
 
 @dataclass
@@ -51,6 +53,8 @@ class CallRecord:
     semantics: tuple[Any, ...] = ()
     prefetch: list[BlockInfo] = field(default_factory=list)
     scratch: list[ScratchInfo] = field(default_factory=list)
+    ledger: Ledger = field(default_factory=Ledger)  # the manual copies the kernel started (dma_ledger)
+    results: tuple[Any, ...] = ()  # the call's outputs as it returned them (arrays; empty under a trace)
 
     def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
         """The lines to quote for a fault in one operand: its index_map, then the call."""
@@ -162,7 +166,10 @@ def describe(kernel: Callable[..., Any], kwargs: dict[str, Any], operands: Seque
     grid, in_specs, out_specs, n_prefetch, semantics = grid_of(kwargs)
     arrays = jax.tree.leaves(operands)
     outs = jax.tree.leaves(out_shape)
-    names = _ref_names(kernel, len(arrays) + len(outs))
+    scratch = _scratch_of(kwargs)
+    names = _ref_names(kernel, len(arrays) + len(outs) + len(scratch))
+    for info, name in zip(scratch, names[len(arrays) + len(outs):]):
+        info.name = name
     flat_in = _flatten_specs(in_specs)
     flat_out = _flatten_specs(out_specs)
     blocked_arrays = arrays[n_prefetch:]
@@ -185,7 +192,7 @@ def describe(kernel: Callable[..., Any], kwargs: dict[str, Any], operands: Seque
         n_prefetch=n_prefetch,
         semantics=semantics,
         prefetch=prefetch,
-        scratch=_scratch_of(kwargs),
+        scratch=scratch,
     )
 
 
@@ -212,10 +219,27 @@ def _operand_layout(info: BlockInfo, steps: int) -> OperandLayout:
                          memory_space=space, block_indices=indices, index_map_line=info.index_map_line)
 
 
+def _with_copies(op: OperandLayout, record: CallRecord, position: int) -> OperandLayout:
+    """An operand left in HBM, with the bytes the kernel's own copies moved to or from it.
+
+    The interpreter gives the call's inputs, then its outputs, one HBM buffer each, in order
+    (the ledger keeps the order); no buffers means the kernel was not interpreted."""
+    buffers = record.ledger.hbm_buffers
+    if op.memory_space not in ("any", "hbm") or position >= len(buffers):
+        return op
+    mine = [c for c in record.ledger.copies.values() if buffers[position] in (c.reads_hbm, c.writes_hbm)]
+    where = record.kernel_line or record.call_line
+    lines = mine[0].lines(where.file) if mine and where is not None else ()
+    return replace(op, copied_bytes=sum(c.bytes for c in mine), copy_count=len(mine),
+                   copy_line=lines[0] if lines else None)
+
+
 def layout(record: CallRecord) -> CallLayout:
     """The call as plain data for results: what each grid step moves."""
     steps = int(np.prod(record.grid)) if record.grid else 1
-    operands = [_operand_layout(info, steps) for info in record.prefetch + record.inputs + record.outputs]
+    operands = [_operand_layout(info, steps) for info in record.prefetch]
+    operands += [_with_copies(_operand_layout(info, steps), record, n)
+                 for n, info in enumerate(record.inputs + record.outputs)]
     operands += [OperandLayout(name=f"scratch{i}", role="scratch", shape=s.shape, dtype=s.dtype, block=None,
                                memory_space=s.memory_space) for i, s in enumerate(record.scratch)]
     return CallLayout(kernel=record.kernel_name, grid=record.grid,

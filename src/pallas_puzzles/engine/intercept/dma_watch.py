@@ -30,6 +30,7 @@ from typing import Any
 
 from pallas_puzzles.engine.explain import lowering
 from pallas_puzzles.engine.explain.source import learner_call_site
+from pallas_puzzles.engine.intercept import dma_ledger
 from pallas_puzzles.engine.intercept.session import StrictViolation, active
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -37,6 +38,14 @@ from pallas_puzzles.results import Finding
 STALL_SECONDS = 1.5  # far longer than any pending copy of a puzzle takes to be picked up
 DMA_ID_START = 100  # the interpreter numbers DMAs from 100; cores and devices are small numbers
 COPIES_INTO_WINDOW = "copies into this window so far: "
+
+
+def mode_for_case(index: int) -> str:
+    """When copies land in a shape case, as hardware may do either: only when a wait needs their
+    bytes, newest first, in even cases (so a wait that another copy satisfies leaves the awaited
+    data unlanded); at their start in odd ones (so a copy that lands early overwrites what is
+    still being read). The race detector sees a read that does not wait in both."""
+    return "on_wait" if index % 2 == 0 else "eager"
 
 
 class SemaphoreStall(RuntimeError):
@@ -83,9 +92,11 @@ def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
             return
         count = int(waiting.semaphore.count_by_core[waiting.core])
         now = time.monotonic()
-        if count != waiting.count or waiting.semaphore.tasks[waiting.core]:
+        # With one core nothing runs beside the wait: no copy pending on the semaphore means no signal can come.
+        limit = STALL_SECONDS if active.session.cores > 1 else 0.0
+        if count != waiting.count or waiting.semaphore.tasks[waiting.core] or count >= waiting.value:
             waiting.count, waiting.since = count, now  # progress, or a copy that can still signal
-        elif now - waiting.since > STALL_SECONDS:
+        elif now - waiting.since >= limit:
             raise SemaphoreStall(waiting.value, count, waiting.is_dma, now - waiting.since)
 
     return check_failed
@@ -149,13 +160,28 @@ def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     def copy(src_ref: Any, dst_ref: Any, *args: Any, **kwargs: Any) -> Any:
         session = active.session
         src, dst = tuple(getattr(src_ref, "shape", ())), tuple(getattr(dst_ref, "shape", ()))
-        if session is not None and src != dst:
+        src_type, dst_type = str(getattr(src_ref, "dtype", "")), str(getattr(dst_ref, "dtype", ""))
+        if session is not None and (src != dst or src_type != dst_type):
             line = learner_call_site(session.learner_file)
+            where = (line,) if line is not None else ()
+            if src != dst:
+                raise StrictViolation(Finding(
+                    FindingKind.DMA_SHAPE, f"This copy's source has shape {src} but its destination has shape {dst}.",
+                    where=where))
             raise StrictViolation(Finding(
-                FindingKind.DMA_SHAPE,
-                f"This copy's source has shape {src} but its destination has shape {dst}.",
-                where=(line,) if line is not None else ()))
-        return original(src_ref, dst_ref, *args, **kwargs)
+                FindingKind.DMA_DTYPE,
+                f"This copy's source holds {src_type} but its destination holds {dst_type}: a DMA copies bytes "
+                "and cannot convert between them.", where=where))
+        if session is None:
+            return original(src_ref, dst_ref, *args, **kwargs)
+        # sync_copy and async_copy start their copy inside jax, where the recorded traceback can stop
+        # short of the learner's frame; record the whole stack of this call instead (the copy ledger
+        # names a copy by it).
+        from jax._src import source_info_util
+        from jax._src.lib import xla_client
+
+        with source_info_util.user_context(xla_client.Traceback.get_traceback()):
+            return original(src_ref, dst_ref, *args, **kwargs)
 
     return copy
 
@@ -191,8 +217,14 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from jax._src.pallas.mosaic.interpret import race_detection_state, shared_memory
+    from jax._src.pallas.mosaic.interpret import (
+        interpret_pallas_call,
+        race_detection_state,
+        shared_memory,
+    )
     from jax.experimental.pallas import tpu as pltpu
+
+    dma_ledger.hook(interpret_pallas_call, shared_memory)
 
     shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
     shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core

@@ -22,6 +22,7 @@ from pallas_puzzles.engine.intercept import (
     poison,
     sentinel,
     static_slices,
+    tpu_blocks,
 )
 from pallas_puzzles.engine.intercept.session import active
 
@@ -37,11 +38,17 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
 
     @functools.wraps(_original_pallas_call)
     def call(*operands: Any) -> Any:
+        import jax
+
         record = call_reader.describe(kernel, kwargs, operands, out_shape, session.learner_file)
         session.calls.append(record)
+        if session.tpu_block_rules:
+            tpu_blocks.check(record)
         prefetch = call_reader.concrete_prefetch(operands, record.n_prefetch)
         if prefetch is not None:
             index_maps.check_index_maps(record, prefetch, session.allow_revisits)
+        if not session.run_kernels:
+            return _stand_in(out_shape, operands) if session.stand_ins else _zeros_like(out_shape)
         run_kernel, run_kwargs = kernel, dict(kwargs)
         if session.backend.interprets:
             aliased = set((kwargs.get("input_output_aliases") or {}).values())
@@ -51,9 +58,27 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
             run_kwargs["interpret"] = session.interpret_params()
             if session.sequential:
                 run_kwargs["compiler_params"] = _in_order(run_kwargs.get("compiler_params"))
-        return _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
+        out = _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
+        record.results = tuple(leaf for leaf in jax.tree.leaves(out) if not isinstance(leaf, jax.core.Tracer))
+        # Finish this call before the launcher goes on: its copies and grid points are recorded against it.
+        return jax.block_until_ready(out) if record.results else out
 
     return call
+
+
+def _zeros_like(out_shape: Any) -> Any:
+    """Stand-in outputs of a pallas_call whose kernel is not run (numpy: nothing to compile)."""
+    import jax
+    import numpy as np
+
+    return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), out_shape)
+
+
+def _stand_in(out_shape: Any, operands: Any) -> Any:
+    """A pallas_call as an opaque operation on its operands, for a traced launcher (never run)."""
+    import jax
+
+    return jax.pure_callback(lambda *_: _zeros_like(out_shape), out_shape, *operands, vmap_method="broadcast_all")
 
 
 def _in_order(params: Any) -> Any:

@@ -15,11 +15,14 @@ The interpreter has no public option for the value ("nan" or "zero" only), so
 this replaces its one private helper, jax._src.pallas.mosaic.interpret.utils.
 get_uninitialized_value, that every fill goes through (read on jax 0.10.2 and
 0.12.0.1). Outside a session, or for integer and bool memory, the original
-value is kept.
+value is kept. A probe may also fill float scratch alone with another value
+(session.scratch_fill, through SharedMemory.allocate_buffer, read on the same
+versions), to tell a carry read before it was written from padding read.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -74,11 +77,31 @@ def _poisoned_value(dtype: Any, uninitialized_memory: str) -> Any:
     return value
 
 
+def _scratch_filled(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A probe's scratch fill (session.scratch_fill) for float buffers allocated in VMEM or SMEM.
+
+    Those are scratch and the blocks the pipeline copies into (their first contents are
+    overwritten before the kernel sees them); padding lives with the arrays in HBM and keeps
+    the session's poison."""
+    @functools.wraps(original)
+    def allocate_buffer(self: Any, key: Any, ref_count: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+        session = active.session
+        fill = session.scratch_fill if session is not None else None
+        if fill is not None and isinstance(key, tuple) and str(key[0]).lower() in ("vmem", "smem"):
+            if np.issubdtype(np.asarray(value).dtype, np.floating):
+                value = np.full(np.shape(value), fill, np.asarray(value).dtype)
+        return original(self, key, ref_count, value, *args, **kwargs)
+
+    return allocate_buffer
+
+
 def install() -> None:
-    """Route the interpreter's fill value through the active session (idempotent)."""
+    """Route the interpreter's fill values through the active session (idempotent)."""
     global _original
-    from jax._src.pallas.mosaic.interpret import utils
+    from jax._src.pallas.mosaic.interpret import shared_memory, utils
 
     if _original is None:
         _original = utils.get_uninitialized_value
         utils.get_uninitialized_value = _poisoned_value
+        memory = shared_memory.SharedMemory
+        memory.allocate_buffer = _scratch_filled(memory.allocate_buffer)

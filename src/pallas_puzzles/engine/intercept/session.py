@@ -47,16 +47,32 @@ class StrictSession:
     # The value written into output blocks before their first visit (stale data, or a probe's
     # small fill); None: sentinel.sentinel_for, which marks elements never written.
     sentinel: float | None = None
+    # What float scratch (VMEM and SMEM buffers) holds at first, when it should differ from `poison`
+    # while padding keeps it (a probe telling a carry read too early from padding read; poison.py).
+    scratch_fill: float | None = None
     # Run every "parallel" axis as "arbitrary" (in order): a probe for order-dependent kernels.
     sequential: bool = False
     # The kernel runs on several devices at once (the tpu-multichip target): a device may wait long for
     # another, so only that target's watchdog, which sees every device, may call a wait stuck.
     multi_device: bool = False
+    # When a manual copy lands: "eager" (at its start) or "on_wait" (only when a wait needs its bytes,
+    # the most recent copy on the semaphore first). Hardware may do either, so cases alternate.
+    dma_mode: str = "eager"
+    # Refuse block shapes that Mosaic would not compile (puzzles whose only hardware is a TPU).
+    tpu_block_rules: bool = False
+    # False: record each pallas_call and check its index maps, but run no kernel (its outputs are
+    # zeros); what the launcher does around the calls still runs.
+    run_kernels: bool = True
+    # With run_kernels False, under jax.make_jaxpr: each pallas_call becomes a jax.pure_callback on its
+    # operands, so the launcher's jaxpr shows what flows into and out of it (launcher_traffic.py).
+    stand_ins: bool = False
     # Extra InterpretParams options (e.g. num_cores_or_threads, detect_races), used where jax has them.
     interpret_options: dict[str, Any] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
     grid_points: list[tuple[int, ...]] = field(default_factory=list)
     callback_errors: list[BaseException] = field(default_factory=list)
+    # Faults found when a kernel exits normally: copies nobody waited for (dma_ledger).
+    unbalanced: list[Finding] = field(default_factory=list)
 
     def output_for(self, shape: tuple[int, ...]) -> tuple[CallRecord, BlockInfo, int] | None:
         """The last recorded call's output that produced a result of `shape`, and the number of leading
@@ -85,8 +101,7 @@ class StrictSession:
             "random_seed": self.seed,
             "num_cores_or_threads": self.cores,
             "detect_races": self.detect_races,
-            # A copy lands when it starts, so a read that does not wait for it sees the race at once.
-            "dma_execution_mode": "eager" if self.detect_races else "on_wait",
+            "dma_execution_mode": self.dma_mode,
             "vector_clock_size": VECTOR_CLOCK_SIZE if self.detect_races else None,
             **self.interpret_options,
         }

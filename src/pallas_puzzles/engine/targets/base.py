@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pallas_puzzles.backends import Backend
     from pallas_puzzles.engine.case import Case
+    from pallas_puzzles.metadata import Puzzle
     from pallas_puzzles.results import CaseResult
 
 
@@ -60,6 +64,11 @@ class Target:
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
         """Run one shape case of the learner's entry point and judge it."""
         raise NotImplementedError
+
+    def after_cases(self, puzzle: Puzzle, entry: Callable[..., Any], learner_file: Path,
+                    backend: Backend) -> CaseResult | None:
+        """Once every shape case has passed: a last check that runs no kernel (a failed case, or None)."""
+        return None
 
     def reset(self) -> None:
         """After a case failed: leave nothing behind that could disturb the next check."""

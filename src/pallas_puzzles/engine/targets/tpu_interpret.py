@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pallas_puzzles.backends import Backend
     from pallas_puzzles.engine.case import Case
+    from pallas_puzzles.metadata import Puzzle
     from pallas_puzzles.results import CaseResult
 
 # Checked on jax 0.10.2 and 0.12.0.1: lowering any interpreted pallas_call imports
@@ -45,6 +49,13 @@ class TpuInterpreter(Target):
         from pallas_puzzles.engine.targets import pallas_case
 
         return pallas_case.run(case, entry, self.reset, self.cost_card)
+
+    def after_cases(self, puzzle: Puzzle, entry: Callable[..., Any], learner_file: Path,
+                    backend: Backend) -> CaseResult | None:
+        """The index maps at sizes that are exact multiples of the blocks (engine/multiples.py)."""
+        from pallas_puzzles.engine import multiples
+
+        return multiples.check(puzzle, entry, learner_file, backend)
 
     def reset(self) -> None:
         from pallas_puzzles.engine.intercept import patch

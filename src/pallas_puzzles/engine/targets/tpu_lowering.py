@@ -38,6 +38,7 @@ class TpuLowering(Target):
         from pallas_puzzles.engine.targets import pallas_case
 
         session = pallas_case.new_session(case)
+        session.tpu_block_rules = False  # Mosaic's own lowering applies them here, in its own words
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in case.inputs()]
         try:
             with session_scope(session), lowering.target_tpu():
