@@ -8,33 +8,17 @@ step with the solution it breaks.
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
 from typing import Any
 
+import course_checks
 import pytest
+from course_checks import COURSE, MISTAKES, build_mistake
 
-from pallas_puzzles.backends import INTERPRET
-from pallas_puzzles.course_file import load_course
-from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.report import json_view, terminal
 from pallas_puzzles.results import CheckResult
 
-REPO = Path(__file__).resolve().parents[1]
-MISTAKES: list[dict[str, Any]] = tomllib.loads((REPO / "tests" / "mistakes.toml").read_text())["mistake"]
-COURSE = load_course()
-
-
-def build_mistake(mistake: dict[str, Any], folder: Path) -> Path:
-    """Write the mistaken learner file: the reference solution with the mistake's edits."""
-    source = COURSE.find(mistake["puzzle"]).solution_path.read_text()
-    for edit in mistake["edits"]:
-        assert source.count(edit["old"]) == 1, f"{mistake['name']}: the edit's old text must occur once in the solution"
-        source = source.replace(edit["old"], edit["new"])
-    path = folder / f"{mistake['name']}.py"
-    path.write_text(source)
-    return path
+__all__ = ["COURSE", "MISTAKES", "build_mistake", "rendered"]
 
 
 def rendered(result: CheckResult) -> str:
@@ -45,9 +29,8 @@ def rendered(result: CheckResult) -> str:
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m["name"] for m in MISTAKES])
-def test_mistake_is_caught_and_explained(mistake: dict[str, Any], tmp_path: Path, validate_json):
-    path = build_mistake(mistake, tmp_path)
-    result = check_puzzle(COURSE.find(mistake["puzzle"]), path, INTERPRET)
+def test_mistake_is_caught_and_explained(mistake: dict[str, Any], validate_json):
+    path, result = course_checks.edited("mistake", mistake["name"])
     assert not result.passed
     assert result.kind is FindingKind.by_id(mistake["kind"])
     report = rendered(result)

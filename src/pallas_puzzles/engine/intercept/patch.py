@@ -14,7 +14,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.intercept import call_reader, index_maps, poison, sentinel, static_slices
+from pallas_puzzles.engine.intercept import (
+    call_reader,
+    eager,
+    index_maps,
+    poison,
+    sentinel,
+    static_slices,
+)
 from pallas_puzzles.engine.intercept.session import active
 
 _original_pallas_call: Callable[..., Any] | None = None
@@ -43,6 +50,7 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
             run_kwargs["interpret"] = session.interpret_params()
             if session.sequential:
                 run_kwargs["compiler_params"] = _in_order(run_kwargs.get("compiler_params"))
+            return eager.launcher(_original_pallas_call(run_kernel, *args, **run_kwargs))(*operands)
         return _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
 
     return call

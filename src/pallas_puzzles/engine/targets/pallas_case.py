@@ -76,10 +76,17 @@ def shape_finding(expected: np.ndarray, got: Any, session: StrictSession) -> Fin
     return None
 
 
-def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_card: bool) -> CaseResult:
-    """Run the case, compare with the spec, explain a failure; `reset` clears the interpreter after one."""
-    import jax
+def as_arrays(inputs: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
     import jax.numpy as jnp
+
+    return tuple(jnp.asarray(a) for a in inputs)
+
+
+def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_card: bool,
+        place: Callable[[tuple[np.ndarray, ...]], tuple[Any, ...]] = as_arrays) -> CaseResult:
+    """Run the case, compare with the spec, explain a failure; `reset` clears the interpreter after one,
+    `place` turns the inputs into arrays on the default device."""
+    import jax
 
     session = new_session(case)
     inputs, expected, flops = case.data()
@@ -87,7 +94,7 @@ def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_c
     device = jax.devices("cpu")[0] if interprets else None
     try:
         with session_scope(session), jax.default_device(device):
-            got = jax.block_until_ready(entry(*(jnp.asarray(a) for a in inputs)))
+            got = jax.block_until_ready(entry(*place(inputs)))
     except Exception as exc:  # the learner's code failed: explain it
         finding = diagnose(exc, session)
         finding = wrong_out_shape(finding, session, tuple(expected.shape)) or finding

@@ -1,0 +1,88 @@
+"""tpu-interpret's fast path: what a checker keeps warm between checks, and the switch that turns it off.
+
+A cold check of a small puzzle spent most of its time compiling one XLA program per
+shape case that nothing ever reused, and clearing JAX's caches between puzzles threw
+away the rest. The fast path:
+- interprets a call whose grid has at most `eager_grid_limit` points op by op
+  (engine/intercept/eager.py), whose small programs every later case reuses; a
+  larger grid is compiled, as one program beats thousands of dispatches;
+- keeps JAX's caches between puzzles until the process's own memory passes
+  `memory_ceiling_mib`, and then clears them;
+- reuses each thread's MLIR context `context_reuse` times, so those cached programs
+  do not each keep a context alive;
+- freezes what start-up built out of the garbage collector's sight in a checker's
+  own process (`freeze_start_up`), and collects only when the caches are cleared;
+- places a case's inputs with jax.device_put (jnp.asarray compiles a program per shape).
+
+None of this changes a verdict (tests/test_fast_path.py checks every reference
+solution, mistake and correct alternative both ways). PALLAS_PUZZLES_FAST=0 turns it
+all off: to compare, or to rule it out. Nothing here imports JAX at module level.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from dataclasses import dataclass
+
+VARIABLE = "PALLAS_PUZZLES_FAST"
+
+# Measured on the course's reference solutions (jax 0.10.2 and 0.12.0.1, see the issue 24 notes):
+# eager interpretation wins or ties up to about this many grid points, compiling wins beyond.
+EAGER_GRID_LIMIT = 40
+# Anonymous memory (heap, JAX's caches) a checker may reach before it clears JAX's caches; the
+# JAX libraries' own pages come on top and are shared between checkers.
+MEMORY_CEILING_MIB = 250.0
+# MLIR contexts reused per thread: jax 0.12 itself reuses 10 times; 100 keeps the memory of a
+# whole course's cached programs lower at no cost in speed.
+CONTEXT_REUSE = 100
+
+
+@dataclass(frozen=True)
+class FastPath:
+    eager_grid_limit: int = EAGER_GRID_LIMIT  # 0: every call is compiled
+    memory_ceiling_mib: float = MEMORY_CEILING_MIB  # 0: caches cleared whenever the puzzle changes
+    context_reuse: int = CONTEXT_REUSE  # 0: as the installed JAX does
+    freeze_gc: bool = True
+    device_put: bool = True
+
+    @classmethod
+    def from_environment(cls) -> FastPath:
+        return OFF if os.environ.get(VARIABLE, "").strip() == "0" else cls()
+
+    def keeps_caches(self) -> bool:
+        """May the caches stay for the next puzzle? Only while the process is under the ceiling."""
+        if self.memory_ceiling_mib <= 0:
+            return False
+        used = private_memory_mib()
+        return used is not None and used < self.memory_ceiling_mib
+
+
+OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, freeze_gc=False, device_put=False)
+
+
+def private_memory_mib() -> float | None:
+    """This process's anonymous resident memory in MiB (Linux); elsewhere its peak resident size,
+    which can only overestimate; None where neither can be read."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        import resource
+        import sys
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # bytes on macOS, KiB elsewhere
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+def freeze_start_up() -> None:
+    """Once a checker's own process has started JAX (never in a notebook: the learner's objects are
+    not ours to freeze): JAX's hundreds of thousands of import-time objects live as long as the process,
+    so the collector stops walking them, and a full collection costs milliseconds, not 50 ms."""
+    if FastPath.from_environment().freeze_gc:
+        gc.freeze()
