@@ -7,7 +7,8 @@ away the rest. The fast path:
   (engine/intercept/eager.py), whose small programs every later case reuses; a
   larger grid is compiled, as one program beats thousands of dispatches;
 - keeps JAX's caches between puzzles until the process's own memory passes
-  `memory_ceiling_mib`, and then clears them;
+  `memory_ceiling_mib`, and then clears them and hands the freed heap back to the
+  system (`trim_heap`: glibc keeps it otherwise, and the process stays as large);
 - reuses each thread's MLIR context `context_reuse` times, so those cached programs
   do not each keep a context alive;
 - freezes what start-up built out of the garbage collector's sight in a checker's
@@ -27,12 +28,14 @@ from dataclasses import dataclass
 
 VARIABLE = "PALLAS_PUZZLES_FAST"
 
-# Measured on the course's reference solutions (jax 0.10.2 and 0.12.0.1, see the issue 24 notes):
-# eager interpretation wins or ties up to about this many grid points, compiling wins beyond.
-EAGER_GRID_LIMIT = 40
-# Anonymous memory (heap, JAX's caches) a checker may reach before it clears JAX's caches; the
-# JAX libraries' own pages come on top and are shared between checkers.
-MEMORY_CEILING_MIB = 250.0
+# Measured per shape case, op by op (its small programs warm) against compiled (a new program, as
+# every edit of the learner's makes): over grids of 4 to 64 points of four puzzles' kernels, op by
+# op wins below 24-32 points on jax 0.10.2 and below 32-48 on jax 0.12.0.1, compiling beyond.
+EAGER_GRID_LIMIT = 24
+# Anonymous memory (heap, JAX's caches) a checker may reach before it clears JAX's caches: about 70
+# MiB once JAX is imported, 110 after a dozen puzzles, 250 after the whole course if never cleared
+# (jax 0.10.2); a clear brings 175 back to 115. The JAX libraries' own pages (130 MiB) come on top.
+MEMORY_CEILING_MIB = 200.0
 # MLIR contexts reused per thread: jax 0.12 itself reuses 10 times; 100 keeps the memory of a
 # whole course's cached programs lower at no cost in speed.
 CONTEXT_REUSE = 100
@@ -45,6 +48,7 @@ class FastPath:
     context_reuse: int = CONTEXT_REUSE  # 0: as the installed JAX does
     freeze_gc: bool = True
     device_put: bool = True
+    trim_heap: bool = True  # after clearing the caches (0.1 s; rare with a ceiling, so worth it)
 
     @classmethod
     def from_environment(cls) -> FastPath:
@@ -58,7 +62,8 @@ class FastPath:
         return used is not None and used < self.memory_ceiling_mib
 
 
-OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, freeze_gc=False, device_put=False)
+OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, freeze_gc=False, device_put=False,
+               trim_heap=False)
 
 
 def private_memory_mib() -> float | None:
@@ -86,3 +91,15 @@ def freeze_start_up() -> None:
     so the collector stops walking them, and a full collection costs milliseconds, not 50 ms."""
     if FastPath.from_environment().freeze_gc:
         gc.freeze()
+
+
+def trim_heap() -> None:
+    """Hand the heap's free memory back to the system (glibc's malloc_trim; elsewhere nothing)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        ctypes.CDLL(name).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):
+        pass  # not glibc: its allocator decides

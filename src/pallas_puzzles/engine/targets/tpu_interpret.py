@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
-from pallas_puzzles.engine.targets.fast_path import FastPath
+from pallas_puzzles.engine.targets.fast_path import FastPath, trim_heap
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.case import Case
@@ -69,8 +69,11 @@ class TpuInterpreter(Target):
         patch.reset_interpreter()
 
     def between_puzzles(self) -> None:
-        if not self.fast.keeps_caches():
-            forget_compiled()
+        if self.fast.keeps_caches():
+            return
+        forget_compiled()
+        if self.fast.trim_heap:
+            trim_heap()
 
 
 def forget_compiled() -> None:
