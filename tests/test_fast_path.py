@@ -214,6 +214,12 @@ def test_private_memory_is_read():
     assert used is not None and 1 < used < 1e6
 
 
+def test_where_memory_cannot_be_read_the_caches_go_every_few_puzzles(monkeypatch):
+    monkeypatch.setattr(fast_path, "private_memory_mib", lambda: None)
+    every = fast_path.PUZZLES_PER_CLEAR
+    assert [FastPath().keeps_caches(kept) for kept in range(1, every + 1)] == [True] * (every - 1) + [False]
+
+
 def test_a_thread_reuses_its_mlir_context_as_often_as_set():
     from jax._src.interpreters import mlir
 

@@ -36,6 +36,9 @@ EAGER_GRID_LIMIT = 24
 # MiB once JAX is imported, 110 after a dozen puzzles, 250 after the whole course if never cleared
 # (jax 0.10.2); a clear brings 175 back to 115. The JAX libraries' own pages (130 MiB) come on top.
 MEMORY_CEILING_MIB = 200.0
+# Where a process's memory cannot be read (not Linux): the caches are cleared after this many puzzles,
+# about what a checker grows by 50 MiB in.
+PUZZLES_PER_CLEAR = 10
 # MLIR contexts reused per thread: jax 0.12 itself reuses 10 times; 100 keeps the memory of a
 # whole course's cached programs lower at no cost in speed.
 CONTEXT_REUSE = 100
@@ -54,12 +57,15 @@ class FastPath:
     def from_environment(cls) -> FastPath:
         return OFF if os.environ.get(VARIABLE, "").strip() == "0" else cls()
 
-    def keeps_caches(self) -> bool:
-        """May the caches stay for the next puzzle? Only while the process is under the ceiling."""
+    def keeps_caches(self, puzzles_kept: int) -> bool:
+        """May the caches stay for the next puzzle, `puzzles_kept` puzzles after they were last cleared?
+        While the process is under the ceiling; where its memory cannot be read, for a few puzzles."""
         if self.memory_ceiling_mib <= 0:
             return False
         used = private_memory_mib()
-        return used is not None and used < self.memory_ceiling_mib
+        if used is None:
+            return puzzles_kept < PUZZLES_PER_CLEAR
+        return used < self.memory_ceiling_mib
 
 
 OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, freeze_gc=False, device_put=False,
@@ -67,8 +73,7 @@ OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, free
 
 
 def private_memory_mib() -> float | None:
-    """This process's anonymous resident memory in MiB (Linux); elsewhere its peak resident size,
-    which can only overestimate; None where neither can be read."""
+    """This process's anonymous resident memory in MiB (Linux's /proc); None where it cannot be read."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
@@ -76,13 +81,7 @@ def private_memory_mib() -> float | None:
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
-    try:
-        import resource
-        import sys
-    except ImportError:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # bytes on macOS, KiB elsewhere
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+    return None
 
 
 def freeze_start_up() -> None:

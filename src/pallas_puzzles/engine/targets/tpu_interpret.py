@@ -40,6 +40,7 @@ class TpuInterpreter(Target):
 
     def __init__(self, fast: FastPath | None = None) -> None:
         self.fast = fast if fast is not None else FastPath.from_environment()
+        self.puzzles_kept = 0  # puzzles since JAX's caches were last cleared
 
     def start(self) -> None:
         from pallas_puzzles.engine.intercept import dma_watch, eager, patch
@@ -69,8 +70,10 @@ class TpuInterpreter(Target):
         patch.reset_interpreter()
 
     def between_puzzles(self) -> None:
-        if self.fast.keeps_caches():
+        self.puzzles_kept += 1
+        if self.fast.keeps_caches(self.puzzles_kept):
             return
+        self.puzzles_kept = 0
         forget_compiled()
         if self.fast.trim_heap:
             trim_heap()
