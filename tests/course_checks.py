@@ -50,13 +50,18 @@ def fail_fast(kind: str) -> bool:
 
 
 @functools.cache
-def edited(kind: str, name: str) -> tuple[Path, CheckResult]:
-    """A mistake or a correct alternative (`kind`): its file and its verdict."""
-    entry = ENTRIES[kind][name]
+def edited_file(kind: str, name: str) -> Path:
+    """The learner file of a mistake or a correct alternative (`kind`), written once."""
     folder = _folder() / kind
     folder.mkdir(exist_ok=True)
-    path = build_mistake(entry, folder)
-    return path, check_puzzle(COURSE.find(entry["puzzle"]), path, INTERPRET, fail_fast=fail_fast(kind))
+    return build_mistake(ENTRIES[kind][name], folder)
+
+
+@functools.cache
+def edited(kind: str, name: str) -> tuple[Path, CheckResult]:
+    """A mistake or a correct alternative (`kind`): its file and its verdict."""
+    path = edited_file(kind, name)
+    return path, check_puzzle(COURSE.find(ENTRIES[kind][name]["puzzle"]), path, INTERPRET, fail_fast=fail_fast(kind))
 
 
 @functools.cache

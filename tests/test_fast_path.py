@@ -45,7 +45,7 @@ def fast_verdict(kind: str, name: str) -> CheckResult:
 
 
 def learner_file(kind: str, name: str) -> Path:
-    return COURSE.find(name).solution_path if kind == "solution" else course_checks.edited(kind, name)[0]
+    return COURSE.find(name).solution_path if kind == "solution" else course_checks.edited_file(kind, name)
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +53,18 @@ def slow_verdicts() -> Iterator[dict[tuple[str, str], CheckResult]]:
     """Every check again, in two checker processes started with the fast path off."""
     if TpuInterpreter().fast == OFF:
         pytest.skip(f"{fast_path.VARIABLE}=0: the guardians checked without the fast path, nothing to compare")
+    jobs = {fail_fast: [(kind, name) for kind, name in CHECKS if course_checks.fail_fast(kind) is fail_fast]
+            for fail_fast in (False, True)}
+    files = {item: (COURSE.find(learner_puzzle(*item)), learner_file(*item)) for item in CHECKS}
     verdicts: dict[tuple[str, str], CheckResult] = {}
+    # Only the checker processes see the variable: this process's own checks keep the fast path.
     with pytest.MonkeyPatch.context() as environment:
         environment.setenv(fast_path.VARIABLE, "0")
         environment.setenv("PALLAS_PUZZLES_TIME_LIMIT", "600")  # a loaded machine: slow, not timed out
         with WorkerPool(INTERPRET.name, 2) as pool:
             pool.start()
-            for fail_fast in (False, True):
-                items = [(kind, name) for kind, name in CHECKS if course_checks.fail_fast(kind) is fail_fast]
-                files = [(COURSE.find(learner_puzzle(kind, name)), learner_file(kind, name)) for kind, name in items]
-                verdicts.update(zip(items, pool.check_in_order(files, fail_fast=fail_fast)))
+            for fail_fast, items in jobs.items():
+                verdicts.update(zip(items, pool.check_in_order([files[item] for item in items], fail_fast=fail_fast)))
     yield verdicts
 
 
