@@ -13,7 +13,10 @@ The other tests pin each lever's behaviour: what is compiled, what is kept.
 from __future__ import annotations
 
 import math
+import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -236,3 +239,13 @@ def test_one_variable_turns_the_whole_fast_path_off(monkeypatch):
     monkeypatch.setenv(fast_path.VARIABLE, "1")
     assert targets.for_check("tpu-interpret", INTERPRET, Mode.RUN).fast == FastPath()
     assert FastPath().eager_grid_limit > 0 and FastPath().memory_ceiling_mib > 0 and FastPath().freeze_gc
+
+
+@pytest.mark.parametrize(("setting", "frozen"), [("1", True), ("0", False)])
+def test_start_up_is_frozen_out_of_the_collectors_sight_unless_turned_off(setting: str, frozen: bool):
+    probe = ("import gc, jax\nfrom pallas_puzzles.engine.targets.fast_path import freeze_start_up\n"
+             "freeze_start_up()\nprint(gc.get_freeze_count())")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, fast_path.VARIABLE: setting})
+    assert done.returncode == 0, done.stderr
+    assert (int(done.stdout) > 10_000) is frozen, done.stdout
