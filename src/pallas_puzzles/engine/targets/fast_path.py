@@ -33,9 +33,10 @@ VARIABLE = "PALLAS_PUZZLES_FAST"
 # op wins below 24-32 points on jax 0.10.2 and below 32-48 on jax 0.12.0.1, compiling beyond.
 EAGER_GRID_LIMIT = 24
 # Anonymous memory (heap, JAX's caches) a checker may reach before it clears JAX's caches: about 70
-# MiB once JAX is imported, 110 after a dozen puzzles, 250 after the whole course if never cleared
-# (jax 0.10.2); a clear brings 175 back to 115. The JAX libraries' own pages (130 MiB) come on top.
-MEMORY_CEILING_MIB = 200.0
+# MiB once JAX is imported, 120 after a dozen puzzles, 250 after the whole course if never cleared; a
+# clear brings 175 back to 115. The JAX libraries' own pages (120-130 MiB) come on top. The whole
+# course in one checker: peak 355 MiB at 150 (jax 0.10.2; 347 on 0.12.0.1), 401 at 200 (396), as fast.
+MEMORY_CEILING_MIB = 150.0
 # Where a process's memory cannot be read (not Linux): the caches are cleared after this many puzzles,
 # about what a checker grows by 50 MiB in.
 PUZZLES_PER_CLEAR = 10
