@@ -120,6 +120,8 @@ def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):
     finding = result.first_failure.finding
     assert finding.kind is FindingKind.TPU_LOWERING
     assert "would not compile for a TPU" in finding.message
+    assert finding.message.endswith((".", "(…)"))  # Mosaic's words end with a sentence, not mid-word
+    assert "array shape (256, 512), a" not in finding.message or "array shape (256, 512), and" in finding.message
     assert "multiples of 8 and 128" in finding.explanation
     # The same kernel still passes on the interpreter: the rule is the TPU's, not Pallas's.
     assert check_puzzle(puzzle, bad, INTERPRET, fail_fast=False).passed

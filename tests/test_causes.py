@@ -11,6 +11,7 @@ import functools
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_mistakes import COURSE, MISTAKES, build_mistake, rendered
 
@@ -119,10 +120,14 @@ def test_mismatch_names_grid_points_and_store_line(folder: Path):
     assert "The wrong blocks are the ones written at grid point (1,)" in flat(report)
 
 
-def test_poison_alternates_nan_and_finite_garbage_of_both_signs():
-    values = [poison.poison_for_case(i) for i in range(4)]
-    assert math.isnan(values[0])
-    assert values[1] > 1e5 and values[2] < -1e5 and values[3] == values[1]
+def test_unwritten_memory_is_nan_then_garbage_of_both_signs_and_stale_data():
+    inputs = (np.arange(3, dtype=np.int32), np.asarray([0.25, 7.0], np.float32))
+    values = [poison.unwritten_memory(i, inputs) for i in range(5)]
+    assert math.isnan(values[0][0]) and values[0][1] is None  # outputs keep the never-written sentinel
+    assert values[1] == (poison.GARBAGE, None) and values[3] == (-poison.GARBAGE, None)
+    assert values[2] == (0.25, 0.25)  # stale data: a value of the case's own, in padding and outputs alike
+    assert values[4] == values[1]
+    assert poison.stale_value((np.zeros(4, np.float32),)) == poison.STALE_IF_NONE
 
 
 @pytest.mark.parametrize(("indices", "shape", "bad"), [
@@ -144,3 +149,25 @@ def test_blocks_nothing_stored_into_are_not_called_written():
     mismatch = check_puzzle(puzzle, stub, INTERPRET).cases[0].mismatch
     assert mismatch is not None and mismatch.n_unwritten == mismatch.n_bad
     assert mismatch.origin() == "The unwritten blocks are the ones grid point (0,) should have stored."
+
+
+def test_a_transposed_result_is_called_a_transpose(folder: Path):
+    result, report = checked("p03_swapped_broadcast", folder)
+    finding = result.first_failure.finding
+    assert finding.kind is FindingKind.MISMATCH_WRONG and "transpose of the expected one" in finding.message
+    assert "Rows and columns are swapped" in flat(report) and "The numbers differ" not in flat(report)
+
+
+def test_an_index_map_pinned_to_one_block_is_named_first(folder: Path):
+    result, report = checked("p02_index_map_pinned_to_block_0", folder)
+    finding = result.first_failure.finding
+    assert "Every program read the same block of x_ref (block (0,))" in finding.message
+    assert "lambda i: (0,)" in finding.where[0].text  # the index_map, not the store line, comes first
+
+
+def test_a_store_of_the_wrong_shape_is_said_in_words_with_its_line_first(folder: Path):
+    result, report = checked("p02_store_of_another_shape", folder)
+    finding = result.first_failure.finding
+    assert finding.message.startswith("A store puts a value of shape (64,) into a ref")
+    assert "x_ref[:64]" in finding.where[0].text and "pallas_call" not in finding.where[0].text
+    assert "Invalid shape for `swap`" not in flat(report)

@@ -37,11 +37,13 @@ def test_init_writes_a_workspace_and_refuses_to_overwrite(tmp_path, cli, course)
     assert (target / "exercises" / course.puzzles[-1].file).read_text() == "# my work\n"
 
 
-def test_verify_stub_fails_with_a_diff_then_passes_once_solved(workspace, cli):
+def test_verify_stub_says_not_started_in_a_few_lines_then_passes_once_solved(workspace, cli):
     result = cli.invoke(app, ["verify", "1"])
     assert result.exit_code == 1, result.output
-    assert "never written" in result.output
-    assert "expected" in result.output and "index" in result.output
+    assert "You have not started puzzle 1 yet" in result.output and "TODO" in result.output
+    # No fake mismatch table or block map for code the learner has not written.
+    assert "never written" not in result.output and "expected" not in result.output
+    assert len(result.output.splitlines()) <= 6, result.output
     solve(workspace, "01_constant_add.py")
     result = cli.invoke(app, ["verify", "constant_add", "--backend", "interpret"])
     assert result.exit_code == 0, result.output
@@ -58,10 +60,28 @@ def test_verify_unknown_puzzle(workspace, cli):
 
 def test_commands_outside_a_workspace(tmp_path, cli, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for args in (["verify", "1"], ["list"], ["hint", "1"], ["reset", "1", "--yes"], ["solution", "1"]):
+    for args in (["verify", "1"], ["reset", "1", "--yes"], ["watch"]):
         result = cli.invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
         assert "not inside a pallas-puzzles workspace" in one_sentence(result.output)
+
+
+def test_list_hint_and_solution_need_no_workspace(tmp_path, cli, monkeypatch, course):
+    monkeypatch.chdir(tmp_path)
+    listed = cli.invoke(app, ["list"])
+    assert listed.exit_code == 0 and "Long sum" in listed.output and "progress is not tracked" in listed.output
+    hint = cli.invoke(app, ["hint", "7"])
+    assert hint.exit_code == 0 and "Hint 1/" in hint.output and "--level 2" in hint.output
+    deeper = cli.invoke(app, ["hint", "7", "--level", "2"])
+    assert deeper.exit_code == 0 and "Hint 2/" in deeper.output
+    # The spoiler rule holds here too: nothing is solved outside a workspace, so it asks (or needs --yes).
+    asked = cli.invoke(app, ["solution", "7"])
+    assert asked.exit_code == 2 and "--yes" in one_sentence(asked.output)
+    shown = cli.invoke(app, ["solution", "7", "--yes"])
+    assert shown.exit_code == 0 and "def long_sum" in shown.output
+    assert not list(tmp_path.iterdir())  # nothing written in a folder that is not a workspace
+    unnamed = cli.invoke(app, ["hint"])
+    assert unnamed.exit_code == 2 and "name one" in one_sentence(unnamed.output)
 
 
 def test_unknown_backend_name(workspace, cli):
@@ -193,9 +213,14 @@ def test_a_hanging_kernel_is_stopped_and_the_checker_recovers(workspace, cli, mo
 
 def test_verify_all_reports_each_puzzle(workspace, cli, course):
     solve(workspace, "01_constant_add.py")
+    (workspace / "exercises" / "02_constant_add_blocked.py").write_text("def nothing(:\n")
     result = cli.invoke(app, ["verify", "--all"])
     assert result.exit_code == 1
-    assert f"passed, {len(course.counted) - 1} failed" in " ".join(result.output.split())
+    waiting = len(course.counted) - 2
+    # Untouched stubs: one line each, counted apart from the one real failure.
+    assert f"2 passed, 1 failed, {waiting} not started" in " ".join(result.output.split())
+    assert len([line for line in result.output.splitlines() if line.endswith("— not started")]) == waiting
+    assert len(result.output.splitlines()) < 120, result.output  # was 814 lines before untouched stubs got one
 
 
 def test_missing_exercise_file_is_one_sentence(workspace, cli):
@@ -257,3 +282,51 @@ def test_an_import_error_shows_the_learners_line(workspace, cli):
     assert "failed while being imported" in out and "NameError" in out
     assert "helper = undefined_helper(3)" in out
     assert "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "pallas_puzzles", "verify", "--all", "--solutions"],
+                               cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        seen = ""
+        deadline = time.monotonic() + 120
+        while "✓ Puzzle 1" not in seen and time.monotonic() < deadline:
+            seen += process.stdout.readline()
+        assert "✓ Puzzle 1" in seen, seen
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert "Stopped with Ctrl-C after" in rest and "Traceback" not in rest
+
+
+def test_a_kept_verdict_names_the_results_folder_as_the_learner_would_type_it(workspace, cli):
+    cli.invoke(app, ["verify", "1"])
+    again = cli.invoke(app, ["verify", "1"])
+    assert again.exit_code == 1
+    words = " ".join(again.output.split())
+    assert "kept the verdict of their last check (delete .pallas_puzzles/results/ to check them again)" in words
+    assert str(workspace) not in words
+
+
+def test_solution_and_solutions_are_one_flag_on_every_command(workspace, cli):
+    for command in (["verify", "1"], ["perf", "1"], ["lower", "1"]):
+        for spelling in ("--solution", "--solutions"):
+            result = cli.invoke(app, [*command, spelling])
+            assert result.exit_code == 0, (command, spelling, result.output)
+    shown = cli.invoke(app, ["show", "1", "--solutions"])
+    assert shown.exit_code == 0 and "step 1 of 1" in shown.output
+
+
+def test_lower_on_an_untouched_stub_says_not_started_and_lists_no_passed_case(workspace, cli):
+    result = cli.invoke(app, ["lower", "2"])
+    assert result.exit_code == 1
+    assert "You have not started puzzle 2 yet" in result.output and "passed" not in result.output

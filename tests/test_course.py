@@ -87,6 +87,17 @@ def test_some_interpret_case_is_ragged_or_varied(puzzle):
 
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
+def test_some_case_leaves_the_small_default_range(puzzle):
+    """A formula that breaks on large magnitudes, far from zero or on nearly constant rows must meet
+    such inputs: some interpret case reshapes its inputs (`distributions`), and its label says how."""
+    cases = puzzle.cases_for(INTERPRET)
+    reshaped = [i for i in range(len(cases)) if any(r.describe() for r in puzzle.distribution(i))]
+    assert reshaped, "give the puzzle a `distributions` entry that some shape case reaches"
+    label = specs.case_label(cases[reshaped[0]], puzzle, reshaped[0])
+    assert "scaled by" in label or "shifted by" in label
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES)
 def test_exercise_spec_matches_canonical_spec(puzzle):
     """The spec shown to learners computes what the checker's own copy computes."""
     module = load_learner_module(REPO / "course" / "exercises" / puzzle.file)
@@ -178,3 +189,19 @@ def test_inserting_a_puzzle_changes_no_other_puzzles_inputs_or_progress(tmp_path
     assert warning is None
     assert (state.current, state.solved, state.hints_seen) == ("long_softmax", {"long_sum", "bf16_matmul"},
                                                                {"long_softmax": 2})
+
+
+def test_the_tour_says_what_its_padding_prints():
+    """The tour's text about padding matches what its own shape cases print: NaN in the first,
+    then garbage the kernel cannot tell from data (here, stale numbers in its third case)."""
+    from pallas_puzzles.engine.intercept.poison import unwritten_memory
+
+    tour = next(p for p in COURSE.puzzles if p.tour)
+    path = tour.solution_path
+    result = check_puzzle(tour, path, INTERPRET, fail_fast=False)
+    assert result.passed
+    stale, _ = unwritten_memory(2, specs.make_inputs(tour, tour.cases_for(INTERPRET)[2], 2))
+    assert "nan" in result.printed and f"{stale:.8f}" in result.printed
+    assert result.printed.count(f"{stale:.8f}") >= 3, "the padding, not one element of x"
+    words = " ".join(ast.get_docstring(ast.parse(path.read_text())).split())
+    assert "NaN in the first shape case" in words and "(1e6 or -1e6) or with stale numbers" in words

@@ -104,6 +104,23 @@ def test_a_failing_check_shows_no_card(workspace, cli):
     assert "Performance on a TPU" not in result.output
 
 
+def test_a_correct_kernel_over_its_budget_shows_its_card(workspace, cli, validate_json):
+    """The case the efficiency chapter is about: right numbers, too much traffic; the card shows where."""
+    from test_mistakes import MISTAKES, build_mistake
+
+    mistake = next(m for m in MISTAKES if m["name"] == "p21_two_calls")
+    built = build_mistake(mistake, workspace)
+    built.replace(workspace / "exercises" / "21_fuse_two_calls.py")
+    result = cli.invoke(app, ["perf", "21"])
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "Performance on a TPU v5e (model)" in text and "pallas_call 2" in text
+    assert text.index("The kernel moves") < text.index("Performance on a TPU")  # the verdict, then the card
+    document = json.loads(cli.invoke(app, ["perf", "21", "--json"]).stdout)
+    validate_json(document)
+    assert document["kind"] == "over-budget" and document["performance"]["calls"]
+
+
 def test_watch_mode_shows_the_card_after_a_pass(tmp_path, monkeypatch):
     import contextlib
     import dataclasses as dc

@@ -15,6 +15,7 @@ from pallas_puzzles.backends import (
     FAST_COMPILE_FLAGS,
     STRICT_PRECISION_XLA_FLAG,
     fast_compile_flags,
+    strict_precision_flags,
     with_flags,
 )
 from pallas_puzzles.course_file import load_course
@@ -34,6 +35,13 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 ])
 def test_flags_only_for_tested_jaxlib_releases(version, tested):
     assert bool(fast_compile_flags(version)) == tested
+
+
+@pytest.mark.parametrize(("version", "tested"), [("0.10.2", True), ("0.12.0.1", True), ("0.11.0", False), (None, False)])
+def test_library_reductions_are_turned_off_only_where_the_flag_was_tested(version, tested):
+    flags = strict_precision_flags(version)
+    assert flags[0] == STRICT_PRECISION_XLA_FLAG  # known to every supported jaxlib
+    assert any("ynn_fusion_type" in flag for flag in flags) == tested
 
 
 def test_the_fusion_emitter_switch_is_never_given_to_jaxlib_0_12_which_aborts_on_it():
@@ -61,7 +69,8 @@ def test_this_legs_jaxlib_compiles_with_the_flags_it_is_given():
     assert done.returncode == 0, done.stderr[-2000:]
     flags_line, value = done.stdout.split("\n")[:2]
     assert value == "41"
-    assert flags_line.split() == [STRICT_PRECISION_XLA_FLAG, *fast_compile_flags(metadata.version("jaxlib"))]
+    jaxlib = metadata.version("jaxlib")
+    assert flags_line.split() == [*strict_precision_flags(jaxlib), *fast_compile_flags(jaxlib)]
 
 
 def test_the_flags_can_be_turned_off():
@@ -71,7 +80,8 @@ def test_the_flags_can_be_turned_off():
         backends.use_checker_xla_flags()
         print(repr(os.environ.get("XLA_FLAGS", "")))
     """, XLA_FLAGS="", PALLAS_PUZZLES_FAST_COMPILE="0")
-    assert done.stdout.strip() == repr(STRICT_PRECISION_XLA_FLAG)  # precision is not a speed option
+    precision = " ".join(strict_precision_flags(metadata.version("jaxlib")))
+    assert done.stdout.strip() == repr(precision)  # precision is not a speed option
 
 
 def test_the_interpret_backend_never_loads_the_gpu_interpreter():

@@ -63,7 +63,7 @@ def test_an_unexpected_error_is_one_sentence_exit_3_and_a_log(workspace, cli, mo
     def explode(*args, **kwargs):
         raise ZeroDivisionError("a bug of ours")
 
-    monkeypatch.setattr("pallas_puzzles.report.terminal.render_list", explode)
+    monkeypatch.setattr("pallas_puzzles.report.terminal.list_view", explode)
     result = cli.invoke(app, ["list"])
     assert result.exit_code == 3
     text = one_sentence(result.output)

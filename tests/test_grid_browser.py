@@ -66,3 +66,27 @@ def test_page_renders_the_grid_and_steps_through_it(workspace: Path, cli, tmp_pa
     assert "reused" in y_block  # y's block is the same as on step 3
     visited = [r for r in _rects(fourth, "board-2") if "visited" in r]
     assert len(visited) == 3  # steps 1-3 wrote three blocks before this one
+
+
+def test_page_marks_the_block_an_index_map_chose_outside_the_array(workspace: Path, cli, tmp_path: Path) -> None:
+    """The swapped-maps mistake of puzzle 4, as the page draws it: the faulting step and block are unmistakable."""
+    from test_grid_view import swapped_maps
+
+    from pallas_puzzles.cli import app
+
+    swapped_maps(workspace / "exercises")
+    result = cli.invoke(app, ["show", "4", "--html", "swapped.html", "--no-open"])
+    assert result.exit_code == 1, result.output
+    dom = rendered(workspace / "swapped.html", 5, tmp_path / "profile")
+    label = re.sub(r"<[^>]+>", "", re.search(r'id="pp-step-label">(.*?)</div>', dom, re.S).group(1))
+    assert label == "step 5 of 6 · grid point (2, 0) · ✗ the fault above happened at this step"
+    assert '<span class="bad">' in dom  # and in the page's red
+    assert "The kernel never ran" in dom and "stopped after 0" not in dom
+    x, y, z = (_rects(dom, f"board-{k}") for k in range(3))
+    assert len(x) == 3 and len(y) == 3 and len(z) == 6  # x: 2 blocks and the one past its end; all drawn
+    outside = [r for r in x if "outside" in r]
+    assert len(outside) == 1 and "current" in outside[0]  # the faulting block is the one lit at this step
+    assert "whole array" not in dom
+    assert "outside the array (valid block indices 0..1)" in dom  # what x's block is, in words
+    legend = re.findall(r"<div class=\"legend dim\">(.*?)</div>", dom, re.S)
+    assert any("outside the array" in part for part in legend) and any("grid points" in part for part in legend)

@@ -204,3 +204,33 @@ def test_show_on_a_file_that_does_not_parse(workspace: Path, cli) -> None:
     result = cli.invoke(app, ["show", "4"])
     assert result.exit_code == 1
     assert "invalid syntax" in result.output and "no grid to show" in result.output
+
+
+def swapped_maps(folder: Path) -> Path:
+    """Puzzle 4's classic mistake: x's and y's index_maps swapped, so x's map runs past its 2 blocks."""
+    text = (REPO / "course" / "solutions" / "04_outer_add_blocked.py").read_text()
+    x_map, y_map = "pl.BlockSpec((B0,), lambda i, j: (j,))", "pl.BlockSpec((B1,), lambda i, j: (i,))"
+    assert x_map in text and y_map in text
+    swapped = folder / "04_outer_add_blocked.py"
+    swapped.write_text(text.replace(x_map, "X").replace(y_map, y_map.replace("(i,)", "(j,)"))
+                       .replace("X", x_map.replace("(j,)", "(i,)")))
+    return swapped
+
+
+def test_show_draws_the_block_an_index_map_chose_outside_the_array(workspace: Path, cli) -> None:
+    """`show` on the swapped maps: every operand is drawn, the faulting block too, and no step count lies."""
+    from pallas_puzzles.cli import app
+
+    swapped_maps(workspace / "exercises")
+    result = cli.invoke(app, ["show", "4"])
+    assert result.exit_code == 1, result.output
+    text = result.output
+    assert "whole array, not split into blocks" not in text  # x, y and z are all blocked
+    assert "step 5 of 6 · grid point (2, 0)" in text and "the fault above happened at this step" in text
+    assert "block (2,) — outside the array (valid block indices 0..1)" in text
+    assert "    ░░░░!!" in text  # x's two blocks, used by steps 1-4, and the block past its end, now
+    assert "!! outside the array" in text  # the legend names the mark
+    assert "The kernel never ran" in text and "stopped after 0" not in text
+    assert "block (0,) — copied in" in text  # y at step 5 (grid point (2, 0) asks y's block 0)
+    words = " ".join(text.split())
+    assert "past the end: x_ref has only 200 element(s) along that dimension" in words  # not "has 200 there"

@@ -64,6 +64,19 @@ print("kind:", oob.kind, "| line:", where[0].line, "|", where[0].text)
 oob""",
     # 4: the grid view embedded in the notebook
     """pp.show(2, blocked_add)""",
+    # 5: print and str() give the terminal's text, naming the cell, not the kernel's temp file
+    """print(bad)
+text = str(bad)
+print("STR", len(text) > 100, "Cell In[3]" in text, ".py:" in text)""",
+    # 6: the course side of the API: hints one at a time, the list, the solution behind the spoiler rule
+    """print(pp.hint(7))
+print(pp.hint(7))
+print("HELD" if "yes=True" in str(pp.solution(2)) else "SHOWN")
+print("OPEN" if "def constant_add" in str(pp.solution(1)) else "HELD")
+print("DIR", all(name in dir(pp) for name in ("check", "show", "exercise", "hint", "list", "solution")))
+pp.list()""",
+    # 7: the exercise's docstring is shown once, as text above the code
+    """pp.exercise(1)""",
 ]
 
 
@@ -85,7 +98,11 @@ def test_notebook_checks_and_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
-    exercise, good, bad, oob, show = (cell.outputs for cell in notebook.cells)
+    exercise, good, bad, oob, show, printed, course, markdown = (cell.outputs for cell in notebook.cells)
+    # One output per displayed verdict: the HTML, with no second (terminal) panel beside it.
+    for outputs in (good, bad, oob):
+        displayed = [o for o in outputs if o.get("output_type") in ("execute_result", "display_data")]
+        assert len(displayed) == 1 and "text/html" in displayed[0]["data"], displayed
 
     assert "Constant add | True | True" in _stdout(exercise)
     assert _stdout(exercise).startswith(str(SRC))  # the kernel ran the code under test
@@ -100,6 +117,20 @@ def test_notebook_checks_and_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     assert "kind: oob-read | line: 4 | z_ref[...] = x_ref[pl.ds(pl.program_id(0) * B, B)] + 10.0" in _stdout(oob)
     assert "Cell In[4], line 4" in _html(oob)  # named as IPython names the cell in tracebacks
+
+    text = _stdout(printed)
+    assert "STR True True False" in text  # str(result) holds the verdict and names the cell, not 455513095.py
+    assert text.count("✗ Puzzle 1: Constant add") == 1 and not _html(printed)
+
+    said = _stdout(course)
+    assert "Hint 1/" in said and "Hint 2/" in said and "pp.hint(7) again for hint 3" in said
+    assert "HELD" in said and "OPEN" in said and "DIR True" in said
+    table = _html(course)
+    assert "<table class='pp-list'>" in table and "Long sum" in table
+    assert table.count(">solved<") == 1  # puzzle 1 passed pp.check in cell 2
+
+    page = [o["data"]["text/markdown"] for o in markdown if "text/markdown" in o.get("data", {})][0]
+    assert page.count("A Pallas kernel never sees whole arrays") == 1 and "def constant_add_kernel" in page
 
     frame = _html(show)
     assert frame.startswith("<iframe srcdoc=") and "grid-points" in frame and "pp-data" in frame

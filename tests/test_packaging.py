@@ -48,6 +48,6 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path):
     assert (tmp_path / "ws" / "exercises" / "01_constant_add.py").is_file()
     checked = subprocess.run([str(command), "verify", "1"], cwd=tmp_path / "ws", capture_output=True, text=True, env=env)
     assert checked.returncode == 1, checked.stdout + checked.stderr
-    assert "never written" in checked.stdout
+    assert "You have not started puzzle 1 yet" in checked.stdout
     solution = subprocess.run([str(command), "solution", "1", "--yes"], cwd=tmp_path / "ws", capture_output=True, text=True, env=env)
     assert solution.returncode == 0 and "x_ref[...] + 10.0" in solution.stdout

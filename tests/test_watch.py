@@ -183,21 +183,44 @@ def solve(workspace: Path, file: str) -> None:
 def test_saving_a_correct_solution_advances_to_the_next_puzzle(workspace: Path) -> None:
     solve(workspace, FIRST)
     session = Session(workspace, FakeChecker()).start()
-    # The first check already passes (file solved before start), so it advances at once.
-    assert session.checker.calls == [1, 2]
+    # The first check already passes (file solved before start): progress moves on at once, so a
+    # restart resumes at puzzle 2, but the pass stays on screen: puzzle 2 is not checked yet.
+    assert session.checker.calls == [1]
     assert session.progress.current.number == 2
     assert (workspace / "solutions" / FIRST).read_text() == SOLUTION_1
-    assert "solved!" in session.quit()
+    assert "solved!" in session.text and "press n to start it" in session.text
     saved, _ = load_state(Workspace(workspace), COURSE)
     assert saved.current == "constant_add_blocked" and saved.solved == {"constant_add"}
+    session.send(KeyEvent("n"))  # the learner is done looking
+    assert session.checker.calls == [1, 2]
+    assert "Puzzle 2: Constant add, blocked" in session.quit()
+
+
+def test_after_a_pass_any_save_or_key_leaves_the_success_screen(workspace: Path) -> None:
+    solve(workspace, FIRST)
+    by_save = Session(workspace, FakeChecker()).start()
+    by_save.send(SaveEvent("02_constant_add_blocked.py"))
+    assert by_save.checker.calls == [1, 2]
+    by_save.quit()
+    by_hint = Session(workspace, FakeChecker()).start()  # the workspace now resumes at puzzle 2
+    solve(workspace, "02_constant_add_blocked.py")
+    by_hint.send(SaveEvent("02_constant_add_blocked.py"))
+    assert by_hint.checker.calls == [2, 2] and by_hint.progress.current.number == 3
+    by_hint.send(KeyEvent("l"))  # the list is shown over the pass, which stays
+    assert by_hint.checker.calls == [2, 2]
+    by_hint.send(KeyEvent("h"))  # a hint for the next puzzle: its check starts, then the hint
+    assert by_hint.checker.calls == [2, 2, 3]
+    assert "Hint 1/" in by_hint.quit().split("Puzzle 3: Outer add")[-1]
 
 
 def test_a_save_is_checked_and_a_fix_moves_on(workspace: Path) -> None:
     session = Session(workspace, FakeChecker()).start()
     solve(workspace, FIRST)
     session.send(SaveEvent(FIRST))
-    assert session.checker.calls == [1, 1, 2]
+    assert session.checker.calls == [1, 1]
     assert session.progress.current.number == 2
+    session.send(KeyEvent("n"))
+    assert session.checker.calls == [1, 1, 2]
     session.quit()
 
 
@@ -363,7 +386,7 @@ def test_a_save_during_a_check_cancels_it_and_checks_the_new_file(workspace: Pat
     solve(workspace, FIRST)
     session.send(SaveEvent(FIRST, complete=True))
     assert checker.cancelled == [0]
-    assert checker.calls == [1, 1, 2] and checker.texts[1] == SOLUTION_1
+    assert checker.calls == [1, 1] and checker.texts[1] == SOLUTION_1
     assert "the previous check was stopped" in session.text
     assert "solved!" in session.text and session.progress.current.number == 2
     session.quit()
@@ -498,7 +521,7 @@ def test_watch_survives_a_pass_and_a_reset_in_a_read_only_workspace(workspace: P
         undo()
     assert len(session.warnings) == 1 and "cannot be saved" in session.warnings[0]
     assert "Could not reset 02_constant_add_blocked.py" in out
-    assert session.checker.calls == [1, 2]
+    assert session.checker.calls == [1]  # `x` on the pass's screen asks first; puzzle 2 is not checked yet
     assert out.rstrip().endswith(GOODBYE)
 
 
@@ -648,10 +671,12 @@ def test_a_real_save_in_watch_mode_advances_to_puzzle_2(workspace: Path) -> None
     """End to end: the real command, the real worker, a vim-style save of a correct file."""
     watch = WatchProcess(workspace)
     try:
-        assert watch.wait_for("never written", timeout=120), watch.text
+        assert watch.wait_for("You have not started puzzle 1", timeout=120), watch.text
         time.sleep(0.5)
         _vim_save(workspace / "exercises" / FIRST, SOLUTION_1)
-        assert watch.wait_for("solved!", "Puzzle 2: Constant add, blocked", timeout=60), watch.text
+        assert watch.wait_for("solved!", "type n and Enter to start it", timeout=60), watch.text
+        watch.type("n")  # the pass stays until the learner moves on
+        assert watch.wait_for("Puzzle 2: Constant add, blocked", timeout=60), watch.text
         watch.type("q")
         assert watch.process.wait(timeout=60) == 0
         assert watch.text.rstrip().endswith(GOODBYE), watch.text
@@ -673,7 +698,7 @@ def test_a_save_stops_a_never_ending_kernel_and_ctrl_c_says_goodbye(workspace: P
     # A time limit far beyond the test's 10 s window: only cancelling the spin can give the verdict in time.
     watch = WatchProcess(workspace, env={"PALLAS_PUZZLES_TIME_LIMIT": "300"})
     try:
-        assert watch.wait_for("never written", timeout=120), watch.text
+        assert watch.wait_for("You have not started puzzle 1", timeout=120), watch.text
         exercise = workspace / "exercises" / FIRST
         exercise.write_text(spinning)
         time.sleep(3)
@@ -681,9 +706,8 @@ def test_a_save_stops_a_never_ending_kernel_and_ctrl_c_says_goodbye(workspace: P
         assert "solved!" not in watch.text
         shutil.copyfile(REPO / "course" / "solutions" / FIRST, exercise)
         assert watch.wait_for("solved!", timeout=10), watch.text
-        assert watch.wait_for("Puzzle 2: Constant add, blocked", timeout=60), watch.text
         watch.process.send_signal(signal.SIGINT)
-        assert watch.process.wait(timeout=60) == 0
+        assert watch.process.wait(timeout=60) == 130  # Ctrl-C: the exit code every command gives it
         assert watch.text.rstrip().endswith(GOODBYE), watch.text
     finally:
         watch.kill()

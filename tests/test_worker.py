@@ -154,3 +154,22 @@ def test_the_time_limit_is_the_puzzles_own_unless_overridden(monkeypatch):
         monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", bad)
         with pytest.raises(UserError, match="positive number of seconds"):
             time_limit(puzzle)
+
+
+SPIN = ("    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
+        "    z_ref[...] = x_ref[...] + 10.0 + spin * 0.0\n")
+
+
+def test_a_time_out_names_the_loop_and_its_time_matches_its_limit(tmp_path, monkeypatch):
+    puzzle = COURSE.find(1)
+    spinning = tmp_path / puzzle.file
+    source = (REPO / "course" / "solutions" / puzzle.file).read_text()
+    spinning.write_text(source.replace("    z_ref[...] = x_ref[...] + 10.0\n", SPIN))
+    monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", "4")
+    with Worker("interpret") as worker:
+        worker.start()
+        result = worker.check(puzzle, spinning)
+    finding = result.finding
+    assert finding.kind is FindingKind.TIMEOUT and "still running after 4 s" in finding.message
+    assert "while_loop" in finding.where[0].text  # the line that loops, named
+    assert 4.0 <= result.seconds < 6.0  # the footer says the time the kernel had, not the restart after it

@@ -30,8 +30,9 @@ The pieces, in the order the code below uses them:
   afterwards; the kernel never sees the whole array.
 * When the length is not a multiple of the block, the last block hangs over
   the end. The kernel still gets a full block. Whatever lies past the end is
-  garbage: in interpret mode (the CPU checker) it is NaN, so you can see it,
-  and on a real chip it is whatever was in memory. Writes past the end are
+  garbage: the CPU checker fills it with NaN in the first shape case and, in
+  the others, with a huge value (1e6 or -1e6) or with stale numbers of an
+  ordinary size, as a real chip leaves whatever was in memory. Writes past the end are
   dropped. An elementwise kernel does not care; a kernel that sums a block
   must mask the padding first (puzzle 7).
 * ``jax.debug.print("text {}", value)`` works inside a kernel and prints
@@ -58,7 +59,8 @@ def tour_kernel(x_ref, z_ref):
     i = pl.program_id(0)  # which block this program owns
     x = x_ref[...]  # read the whole block: an array of shape (B,)
     # Printed once per program. In the last program the entries past the end
-    # of x show up as nan: that is the padding of the overhanging block.
+    # of x show up as nan (in later shape cases: 1e6, -1e6 or stale numbers):
+    # that is the padding of the overhanging block.
     jax.debug.print("program {}: elements {} .. {}", i, i * B, i * B + B - 1)
     jax.debug.print("  x block = {}", x)
     # Writing the whole block is fine even where it overhangs: Pallas drops

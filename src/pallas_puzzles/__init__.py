@@ -1,7 +1,8 @@
 """pallas-puzzles: learn JAX Pallas kernel programming one checked puzzle at a time.
 
 In a notebook or script: `import pallas_puzzles as pp`, then `pp.exercise(N)`,
-`pp.check(N, launcher)` and `pp.show(N, launcher)` (see `pallas_puzzles.api`).
+`pp.check(N, launcher)`, `pp.show(N, launcher)`, `pp.hint(N)`, `pp.list()` and
+`pp.solution(N)` (see `pallas_puzzles.api` and `pallas_puzzles.api_course`).
 Importing the package stays light: JAX is imported on the first check.
 """
 
@@ -10,9 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["check", "check_file", "exercise", "show"]
+__all__ = ["check", "check_file", "exercise", "hint", "show", "solution"]  # not `list`: a star import would shadow the builtin
 
-_API = ("check", "show", "exercise")
+# name -> (module, attribute): loaded on first use, so the CLI never pays for them.
+_API = {
+    "check": ("api", "check"),
+    "show": ("api", "show"),
+    "exercise": ("api_course", "exercise"),
+    "hint": ("api_course", "hint"),
+    "list": ("api_course", "list_puzzles"),
+    "solution": ("api_course", "solution"),
+}
 
 
 def check_file(path: str) -> int:
@@ -26,8 +35,14 @@ def check_file(path: str) -> int:
 
 
 def __getattr__(name: str) -> Any:
-    if name in _API:  # loaded on first use: the CLI never pays for it
-        from pallas_puzzles import api
+    if name in _API:
+        import importlib
 
-        return getattr(api, name)
+        module, attribute = _API[name]
+        return getattr(importlib.import_module(f"pallas_puzzles.{module}"), attribute)
     raise AttributeError(f"module 'pallas_puzzles' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """What tab completion offers: the notebook API too, though it is loaded only when first used."""
+    return sorted({*globals(), *_API})

@@ -3,6 +3,9 @@
     pp.exercise(7)            the puzzle's text and the stub to start from
     pp.check(7, long_sum)     check a launcher function (or a file path); a CheckReport
     pp.show(7, long_sum)      the grid step-through, embedded in the notebook
+    pp.hint(7)                the next hint (each call reveals one more)
+    pp.list()                 the course as a table, with what passed in this session
+    pp.solution(7)            the reference solution, once pp.check passed it (or with yes=True)
 
 Checks run in this process (no workspace, no worker): JAX is imported on the
 first call, not on `import pallas_puzzles`. Results render as HTML in Jupyter
@@ -11,8 +14,6 @@ and Colab and as rich text in a terminal.
 
 from __future__ import annotations
 
-import ast
-import html
 import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from pallas_puzzles.backends import Mode
 from pallas_puzzles.course_file import load_course
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.progress import Progress
 from pallas_puzzles.results import CaseResult, CheckResult, Finding
 
 if TYPE_CHECKING:
@@ -58,10 +60,24 @@ def _puzzle(puzzle: int | str) -> Puzzle:
 
 def _ansi(render: Callable[[Console], None], width: int = 100, color: bool = True) -> str:
     buffer = io.StringIO()
+    # force_jupyter=False: inside Jupyter rich would otherwise display the panel itself (a second
+    # output beside the HTML verdict) and leave this buffer empty.
     console = Console(file=buffer, width=width, force_terminal=color, color_system="truecolor" if color else None,
-                      highlight=False)
+                      highlight=False, force_jupyter=False)
     render(console)
     return buffer.getvalue()
+
+
+_session: list[Progress] = []
+
+
+def _progress() -> Progress:
+    """This session's progress (hints seen, puzzles passed): kept in memory, no workspace needed."""
+    if not _session:
+        import warnings
+
+        _session.append(Progress.detached(load_course(), warn=lambda message: warnings.warn(message, stacklevel=3)))
+    return _session[0]
 
 
 def _place_in_notebook(file: str, line: int) -> str:
@@ -73,6 +89,11 @@ def _place_in_notebook(file: str, line: int) -> str:
     if file in cells:  # IPython 8+: the cell's code name -> its execution count
         return f"Cell In[{cells[file]}], line {line}"
     return f"{file}:{line}"
+
+
+def _cell_link(file: str) -> Text:
+    """Where the checked code lives, as a notebook names it ("Cell In[3]"), not the kernel's temp file."""
+    return Text(_place_in_notebook(file, 1).split(",")[0])
 
 
 @dataclass
@@ -102,17 +123,18 @@ class CheckReport:
         return kind.id if kind is not None else None
 
     def _render(self, console: Console) -> None:
-        from pallas_puzzles.report import terminal
+        from pallas_puzzles.report import verdict_text
 
-        terminal.render_result(console, self.result, self.puzzle)
+        console.print(verdict_text.check(self.result, self.puzzle, _place_in_notebook, _cell_link))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield Text.from_ansi(_ansi(self._render, options.max_width, console.color_system is not None))
 
     def _repr_html_(self) -> str:
-        from pallas_puzzles.report import verdict_html
+        from pallas_puzzles.report.formats import Verdict
+        from pallas_puzzles.report.verdict_html import NotebookFormat
 
-        return verdict_html.render_check(self.result, self.puzzle, _place_in_notebook)
+        return NotebookFormat(_place_in_notebook).check(Verdict(self.puzzle, self.result))
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(_ansi(self._render).rstrip())
@@ -146,7 +168,10 @@ def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> C
 def check(puzzle: int | str, launcher: Launcher, backend: str = "auto") -> CheckReport:
     """Check a launcher (the function that calls pl.pallas_call) or a file against a puzzle's spec."""
     chosen = _puzzle(puzzle)
-    return CheckReport(_run(chosen, launcher, backend, fail_fast=True), chosen)
+    report = CheckReport(_run(chosen, launcher, backend, fail_fast=True), chosen)
+    if report.passed:
+        _progress().record_pass(chosen)  # opens pp.solution for it, and pp.list shows it solved
+    return report
 
 
 @dataclass
@@ -157,9 +182,9 @@ class GridShow:
     view: Any = field(repr=False)
 
     def _repr_html_(self) -> str:
-        # An iframe keeps the page's script and styles apart from the notebook's.
-        return (f'<iframe srcdoc="{html.escape(self.page, quote=True)}" style="width:100%;height:560px;'
-                f'border:1px solid #ddd" sandbox="allow-scripts"></iframe>')
+        from pallas_puzzles.report.verdict_html import NotebookFormat
+
+        return NotebookFormat().grid(self.view)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
         from pallas_puzzles.report import stepper
@@ -182,28 +207,3 @@ def show(puzzle: int | str, launcher: Launcher, case: int | None = None, backend
     result = _run(chosen, launcher, backend, fail_fast=case is None)
     view = view_of(result, chosen, case)
     return GridShow(page(view), view)
-
-
-@dataclass(frozen=True)
-class Exercise:
-    """A puzzle to start from: its text (the teaching docstring) and the stub code."""
-
-    number: int
-    name: str
-    title: str
-    text: str
-    stub: str
-
-    def _repr_markdown_(self) -> str:
-        return f"### Puzzle {self.number}: {self.title}\n\n{self.text}\n\n```python\n{self.stub}\n```\n"
-
-    def __str__(self) -> str:
-        return self.stub
-
-
-def exercise(puzzle: int | str) -> Exercise:
-    """The puzzle's text and the stub code to copy into a cell and complete."""
-    chosen = _puzzle(puzzle)
-    stub = chosen.stub_path.read_text(encoding="utf-8")
-    text = ast.get_docstring(ast.parse(stub)) or ""
-    return Exercise(chosen.number, chosen.name, chosen.title, text, stub)

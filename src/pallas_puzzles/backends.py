@@ -131,6 +131,23 @@ def with_flags(existing: str, flags: tuple[str, ...]) -> str:
 # (excess precision), so "dot in bf16, then cast" would pass; compute at the precision
 # asked for. Known to every jaxlib this project supports, so it is always set.
 STRICT_PRECISION_XLA_FLAG = "--xla_allow_excess_precision=false"
+# jaxlib 0.10 and 0.12 hand reductions to the YNNPACK library, which drops the rounding of
+# a bf16 elementwise result widened before the sum: `(x * y).astype(jnp.float32).sum()`
+# of bf16 x and y then adds exact products, where a TPU rounds each product to bf16.
+# Those library fusions are turned off (XLA's own code rounds); like the fast-compile
+# set, the flag is given only to the releases it was tested on.
+_NO_LIBRARY_REDUCTIONS = "--xla_cpu_experimental_ynn_fusion_type=-reduce"
+STRICT_PRECISION_FLAGS: dict[tuple[int, int], tuple[str, ...]] = {
+    (0, 10): (STRICT_PRECISION_XLA_FLAG, _NO_LIBRARY_REDUCTIONS),
+    (0, 12): (STRICT_PRECISION_XLA_FLAG, _NO_LIBRARY_REDUCTIONS),
+}
+
+
+def strict_precision_flags(jaxlib_version: str | None) -> tuple[str, ...]:
+    """The flags that make the CPU compute at the precision a kernel asks for, on this jaxlib."""
+    if jaxlib_version is None:
+        return (STRICT_PRECISION_XLA_FLAG,)
+    return STRICT_PRECISION_FLAGS.get(_version_tuple(jaxlib_version)[:2], (STRICT_PRECISION_XLA_FLAG,))
 
 
 def prepare_environment(requested: str, mode: Mode) -> None:
@@ -147,9 +164,10 @@ FAST_COMPILE_VARIABLE = "PALLAS_PUZZLES_FAST_COMPILE"  # "0" turns the flags off
 def use_checker_xla_flags() -> None:
     """Add the checker's XLA flags to this process's XLA_FLAGS, before jax is imported:
     strict precision always, the fast-compile set where it was tested and not turned off."""
-    flags: tuple[str, ...] = (STRICT_PRECISION_XLA_FLAG,)
+    jaxlib = _installed_jaxlib()
+    flags = strict_precision_flags(jaxlib)
     if os.environ.get(FAST_COMPILE_VARIABLE, "").strip() != "0":
-        flags += fast_compile_flags(_installed_jaxlib())
+        flags += fast_compile_flags(jaxlib)
     os.environ["XLA_FLAGS"] = with_flags(os.environ.get("XLA_FLAGS", ""), flags)
 
 

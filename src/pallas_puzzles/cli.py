@@ -13,6 +13,7 @@ from pallas_puzzles import backends, commands
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.boundary import run_guarded
 from pallas_puzzles.commands import Output
+from pallas_puzzles.report import formats
 
 app = typer.Typer(
     name="pallas-puzzles",
@@ -30,17 +31,26 @@ BackendOption = Annotated[
                  help="auto (the accelerator JAX sees, else interpret), interpret, gpu or tpu."),
 ]
 PollOption = Annotated[bool, typer.Option("--poll", help="Watch files by polling (network drives, containers).")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI); the same as --format json.")]
+FormatOption = Annotated[str | None, typer.Option("--format", metavar="NAME",
+                                                  help=f"Output format: {', '.join(formats.FORMATS)}.")]
 PuzzleArgument = Annotated[
     str | None, typer.Argument(metavar="PUZZLE", help="Puzzle number or name (default: the current puzzle).")
 ]
 AllOption = Annotated[bool, typer.Option("--all", help="Check every puzzle.")]
-SolutionsOption = Annotated[bool, typer.Option("--solutions", help="Check the reference solutions instead of your files.")]
+# One flag, two spellings: `--solution` and `--solutions` mean the same on every command.
+SolutionsOption = Annotated[bool, typer.Option("--solutions", "--solution",
+                                               help="Use the reference solution(s) instead of your files.")]
 
 
-def _run(action: Callable[[Output], int], as_json: bool = False) -> None:
-    out = Output.make(as_json)
-    raise typer.Exit(run_guarded(lambda: action(out), out.error))
+def _run(action: Callable[[Output], int], as_json: bool = False, format_name: str | None = None) -> None:
+    chosen = [Output.make()]  # until the asked-for format is known to exist, errors are said plainly
+
+    def guarded() -> int:
+        chosen[0] = Output.make("json" if as_json else format_name or "terminal")
+        return action(chosen[0])
+
+    raise typer.Exit(run_guarded(guarded, lambda message: chosen[0].error(message)))
 
 
 def _backend(ctx: typer.Context, local: str | None) -> str:
@@ -70,25 +80,26 @@ def watch(ctx: typer.Context, backend: BackendOption = None, poll: PollOption = 
 
 @app.command()
 def verify(ctx: typer.Context, puzzle: PuzzleArgument = None, all_: AllOption = False,
-           solutions: SolutionsOption = False, backend: BackendOption = None, as_json: JsonOption = False) -> None:
+           solutions: SolutionsOption = False, backend: BackendOption = None, as_json: JsonOption = False,
+           format_name: FormatOption = None) -> None:
     """Check one puzzle (or --all) once: exit 0 on pass, 1 on fail, 2 on bad input."""
-    _run(lambda out: commands.cmd_verify(out, puzzle, all_, _backend(ctx, backend), solutions), as_json)
+    _run(lambda out: commands.cmd_verify(out, puzzle, all_, _backend(ctx, backend), solutions), as_json, format_name)
 
 
 @app.command()
 def lower(puzzle: PuzzleArgument = None, all_: Annotated[bool, typer.Option("--all", help="Check every puzzle that runs on a TPU.")] = False,
-          solutions: SolutionsOption = False, as_json: JsonOption = False) -> None:
+          solutions: SolutionsOption = False, as_json: JsonOption = False, format_name: FormatOption = None) -> None:
     """Without a TPU: check that a kernel lowers for one (Mosaic's block rules), on this machine."""
-    _run(lambda out: commands.cmd_verify(out, puzzle, all_, backends.TPU.name, solutions, Mode.LOWER), as_json)
+    _run(lambda out: commands.cmd_verify(out, puzzle, all_, backends.TPU.name, solutions, Mode.LOWER), as_json,
+         format_name)
 
 
 @app.command()
-def perf(ctx: typer.Context, puzzle: PuzzleArgument = None,
-         solution: Annotated[bool, typer.Option("--solution", "--solutions", help="Cost the reference solution instead of your file.")] = False,
+def perf(ctx: typer.Context, puzzle: PuzzleArgument = None, solution: SolutionsOption = False,
          chip: Annotated[str | None, typer.Option("--chip", metavar="GEN", help="TPU generation for the estimate: v4, v5e (default), v5p, v6e.")] = None,
-         backend: BackendOption = None, as_json: JsonOption = False) -> None:
+         backend: BackendOption = None, as_json: JsonOption = False, format_name: FormatOption = None) -> None:
     """Check a puzzle and show its performance card: HBM traffic, VMEM, estimated TPU time."""
-    _run(lambda out: commands.cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip), as_json)
+    _run(lambda out: commands.cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip), as_json, format_name)
 
 
 @app.command()
@@ -98,15 +109,17 @@ def doctor() -> None:
 
 
 @app.command()
-def hint(puzzle: PuzzleArgument = None) -> None:
-    """Show the next hint level for a puzzle."""
-    _run(lambda out: commands.cmd_hint(out, puzzle))
+def hint(puzzle: PuzzleArgument = None,
+         level: Annotated[int | None, typer.Option("--level", metavar="K", min=1,
+                                                   help="Show hints 1 to K (outside a workspace nothing is remembered).")] = None) -> None:
+    """Show the next hint level for a puzzle (works in any folder)."""
+    _run(lambda out: commands.cmd_hint(out, puzzle, level))
 
 
 @app.command("list")
-def list_puzzles(as_json: JsonOption = False) -> None:
-    """Table of puzzles: number, name, status, file."""
-    _run(commands.cmd_list, as_json)
+def list_puzzles(as_json: JsonOption = False, format_name: FormatOption = None) -> None:
+    """Table of puzzles: number, name, status, file (works in any folder)."""
+    _run(commands.cmd_list, as_json, format_name)
 
 
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -125,13 +138,12 @@ def reset(puzzle: Annotated[str, typer.Argument(metavar="PUZZLE", help="Puzzle n
 
 @app.command()
 def solution(puzzle: PuzzleArgument = None, yes: YesOption = False) -> None:
-    """Show the reference solution (asks first if you have not solved the puzzle)."""
+    """Show the reference solution (asks first if you have not solved the puzzle; works in any folder)."""
     _run(lambda out: commands.cmd_solution(out, puzzle, yes, _confirm))
 
 
 @app.command()
-def show(ctx: typer.Context, puzzle: PuzzleArgument = None,
-         solution: Annotated[bool, typer.Option("--solution", help="Show the reference solution's grid.")] = False,
+def show(ctx: typer.Context, puzzle: PuzzleArgument = None, solution: SolutionsOption = False,
          case: Annotated[int | None, typer.Option("--case", metavar="K", min=1,
                                                   help="Shape case K (1-based); default: the first failing one.")] = None,
          html: Annotated[Path | None, typer.Option("--html", metavar="FILE",

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-
-from rich.console import Console
 
 from pallas_puzzles import backends, support
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course_file import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.output import Output
 from pallas_puzzles.perf.model import for_chip
 from pallas_puzzles.progress import Progress
-from pallas_puzzles.report import json_view, perf_card, terminal
+from pallas_puzzles.report import sentences, terminal
+from pallas_puzzles.report.formats import RunReport, Verdict
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
 from pallas_puzzles.runs import Run
@@ -29,35 +28,18 @@ from pallas_puzzles.state import fresh_state, save_state
 from pallas_puzzles.workspace import find_workspace, init_workspace, reference_solution
 
 Confirm = Callable[[str], bool]
+__all__ = ["Output"]  # cli builds one per command
 
 
-@dataclass(frozen=True)
-class Output:
-    """Where a command's output goes: views on stdout; notices on stderr when stdout is JSON."""
-
-    console: Console
-    notices: Console
-    as_json: bool = False
-
-    @classmethod
-    def make(cls, as_json: bool = False) -> Output:
-        console = terminal.make_console()
-        return cls(console, terminal.make_console(stderr=True) if as_json else console, as_json)
-
-    def info(self, message: str) -> None:
-        terminal.info(self.notices, message)
-
-    def warning(self, message: str) -> None:
-        terminal.warning(self.notices, message)
-
-    def error(self, message: str) -> None:
-        terminal.error(self.notices, message)
-        if self.as_json:
-            json_view.emit(json_view.error_document(message))
-
-
-def open_progress(out: Output) -> Progress:
-    return Progress.open(find_workspace(), load_course(), warn=out.warning)
+def open_progress(out: Output, need_workspace: bool = True) -> Progress:
+    """The learner's progress; outside a workspace, a detached one for commands that need none."""
+    try:
+        workspace = find_workspace()
+    except UserError:
+        if need_workspace:
+            raise
+        return Progress.detached(load_course(), warn=out.warning)
+    return Progress.open(workspace, load_course(), warn=out.warning)
 
 
 def cmd_init(out: Output, directory: Path) -> int:
@@ -87,6 +69,7 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
     files = {p.name: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
     run = Run(progress.workspace, files, requested, mode)
+    report = RunReport(many=check_all)
     if not check_all:
         support.require(puzzles[0], None)  # a jax too old: say so before any checker starts
 
@@ -97,32 +80,38 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
     def verdict(puzzle: Puzzle, result: CheckResult) -> None:
         if chip_name:
             result.cases = for_chip(result.cases, chip_name)
-        if not out.as_json:
-            terminal.render_result(out.console, result, puzzle)
-            if card and not check_all and mode is Mode.RUN:
-                perf_card.render_after_pass(out.console, result)
+        one = Verdict(puzzle, result, card=card and not check_all and mode is Mode.RUN, one_of_many=check_all)
+        report.verdicts.append(one)
+        out.write(out.format.check(one))
         if result.passed and not solutions:
             progress.record_pass(puzzle)
 
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
-    with RunProgress(out.console, len(puzzles), verb, enabled=not out.as_json) as bar:
-        backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, refuse, verdict)
-    results = run.results
+    try:
+        with RunProgress(out.console, len(puzzles), verb, enabled=not out.format.document) as bar:
+            backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, refuse, verdict)
+    except KeyboardInterrupt:  # say how far it got; the boundary then exits 130
+        if check_all:
+            out.info(sentences.interrupted(len(run.results), len(puzzles), run.results))
+        raise
     for puzzle in run.skipped:
         refusal = support.refusal(puzzle, backend, mode)
-        out.info(f"- puzzle {puzzle.number} skipped: {refusal.sentence if refusal else 'it does not run here.'}")
+        report.skipped.append((puzzle, refusal.sentence if refusal else "it does not run here."))
+        out.info(f"- puzzle {puzzle.number} skipped: {report.skipped[-1][1]}")
     if run.from_cache:
-        out.info(f"{run.from_cache} unchanged file(s) kept the verdict of their last check "
-                 f"(delete {progress.workspace.meta / 'results'} to check them again).")
-    failed = len([r for r in results if not r.passed])
-    if out.as_json:
-        json_view.emit(json_view.summary_document(results, [p.number for p in run.skipped]) if check_all
-                       else json_view.result_document(results[0]))
-    elif check_all:
-        out.info(f"{len(results) - failed} passed, {failed} failed")
-    if any(r.status is Status.ERROR for r in results):
+        out.info(sentences.kept_verdicts(run.from_cache, _shown_path(progress.workspace.meta / "results")))
+    out.write(out.format.run(report))
+    if any(r.status is Status.ERROR for r in run.results):
         return EXIT_INTERNAL
-    return EXIT_PASS if failed == 0 else EXIT_FAIL
+    return EXIT_PASS if all(r.passed for r in run.results) else EXIT_FAIL
+
+
+def _shown_path(path: Path) -> str:
+    """A path as the learner would type it from here: relative when it lies below the current folder."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve())) + "/"
+    except ValueError:
+        return str(path)
 
 
 def cmd_lower(out: Output, key: str | None, check_all: bool, solutions: bool) -> int:
@@ -150,7 +139,7 @@ def verify_file(path: str) -> int:
                 out.warning(worker.warning)
             support.require(puzzle, backend)
             result = worker.check(puzzle, file)
-        terminal.render_result(out.console, result, puzzle)
+        out.write(out.format.check(Verdict(puzzle, result)))
         return EXIT_PASS if result.passed else EXIT_FAIL
 
     return run_guarded(check, out.error)
@@ -164,19 +153,23 @@ def cmd_doctor(out: Output) -> int:
     return EXIT_PASS if report.healthy else EXIT_FAIL
 
 
-def cmd_hint(out: Output, key: str | None) -> int:
-    progress = open_progress(out)
+def cmd_hint(out: Output, key: str | None, level: int | None = None) -> int:
+    progress = open_progress(out, need_workspace=False)
+    if key is None and progress.workspace is None:
+        raise UserError("Outside a workspace there is no current puzzle: name one, e.g. `pallas-puzzles hint 2`.")
     puzzle = progress.puzzle(key)
+    if level is not None:  # a level asked for by number: shown, and remembered as seen
+        terminal.render_hint(out.console, puzzle, progress.reveal_hints_to(puzzle, level))
+        return EXIT_PASS
     terminal.render_hint_reveal(out.console, puzzle, progress.reveal_hint(puzzle))
+    if progress.workspace is None and len(puzzle.hints) > 1:
+        out.info(f"Outside a workspace hints are not remembered: `pallas-puzzles hint {puzzle.number} --level 2` "
+                 f"shows the next one.")
     return EXIT_PASS
 
 
 def cmd_list(out: Output) -> int:
-    progress = open_progress(out)
-    if out.as_json:
-        json_view.emit(json_view.list_document(progress))
-    else:
-        terminal.render_list(out.console, progress)
+    out.write(out.format.listing(open_progress(out, need_workspace=False)))
     return EXIT_PASS
 
 
@@ -208,7 +201,9 @@ def cmd_reset(out: Output, key: str, yes: bool, confirm: Confirm) -> int:
 
 
 def cmd_solution(out: Output, key: str | None, yes: bool, confirm: Confirm) -> int:
-    progress = open_progress(out)
+    progress = open_progress(out, need_workspace=False)
+    if key is None and progress.workspace is None:
+        raise UserError("Outside a workspace there is no current puzzle: name one, e.g. `pallas-puzzles solution 2`.")
     puzzle = progress.puzzle(key)
     if not progress.is_solved(puzzle) and not puzzle.tour:
         question = f"Puzzle {puzzle.number} is not solved yet. Show the reference solution anyway?"
@@ -272,5 +267,4 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
 
             if not webbrowser.open(written.as_uri()):
                 out.info("No browser could be opened here; open the file yourself.")
-    shown = view.verdict.endswith("passed.")
-    return EXIT_PASS if shown else EXIT_FAIL
+    return EXIT_PASS if view.passed else EXIT_FAIL

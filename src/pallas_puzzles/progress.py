@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Course, Puzzle
-from pallas_puzzles.state import State, load_state, save_state
+from pallas_puzzles.state import State, fresh_state, load_state, save_state
 from pallas_puzzles.workspace import Workspace, install_solution, reset_exercise
 
 Warn = Callable[[str], None]
@@ -38,7 +38,7 @@ class HintReveal:
 
 
 class Progress:
-    def __init__(self, workspace: Workspace, course: Course, state: State, warn: Warn) -> None:
+    def __init__(self, workspace: Workspace | None, course: Course, state: State, warn: Warn) -> None:
         self.workspace = workspace
         self.course = course
         self.state = state
@@ -53,6 +53,12 @@ class Progress:
             warn(warning)
             progress._save()
         return progress
+
+    @classmethod
+    def detached(cls, course: Course, warn: Warn) -> Progress:
+        """Progress outside any workspace (a notebook; `list`, `hint` and `solution` in any folder):
+        the same rules, kept in memory for this session only."""
+        return cls(None, course, fresh_state(course), warn)
 
     # -- reading --------------------------------------------------------------
 
@@ -79,6 +85,9 @@ class Progress:
         return self.state.hints_seen.get(puzzle.name, 0)
 
     def exercise(self, puzzle: Puzzle) -> Path:
+        """The learner's file; outside a workspace, the course's own stub."""
+        if self.workspace is None:
+            return puzzle.stub_path
         return self.workspace.exercise(puzzle)
 
     def missing_message(self, puzzle: Puzzle) -> str:
@@ -115,7 +124,8 @@ class Progress:
             return PassOutcome(solution=None, upcoming=self.course.after(puzzle))
         self.state.solved.add(puzzle.name)
         self._save()
-        solution = self._write(lambda: install_solution(self.workspace, puzzle))
+        workspace = self.workspace
+        solution = self._write(lambda: install_solution(workspace, puzzle)) if workspace is not None else None
         return PassOutcome(solution=solution, upcoming=self.next_unsolved(after=puzzle))
 
     def move_to(self, puzzle: Puzzle) -> None:
@@ -134,17 +144,29 @@ class Progress:
         self._save()
         return HintReveal(seen + 1, False)
 
+    def reveal_hints_to(self, puzzle: Puzzle, level: int) -> int:
+        """Hints 1..level (within those there are), remembered as seen; returns how many to show."""
+        shown = max(0, min(level, len(puzzle.hints)))
+        if shown > self.hints_seen(puzzle):
+            self.state.hints_seen[puzzle.name] = shown
+            self._save()
+        return shown
+
     def reset(self, puzzle: Puzzle) -> Path | None:
         """Restore the stub; returns the backup of the learner's version (None if there was none).
 
         Unlike progress, a reset that cannot write is an error: nothing was restored.
         """
+        if self.workspace is None:
+            raise UserError("Resetting a file needs a workspace: run `pallas-puzzles init DIR` and work inside it.")
         return reset_exercise(self.workspace, puzzle)
 
     # -- saving ---------------------------------------------------------------
 
     def _save(self) -> None:
-        self._write(lambda: save_state(self.workspace, self.state))
+        workspace = self.workspace
+        if workspace is not None:
+            self._write(lambda: save_state(workspace, self.state))
 
     def _write(self, action: Callable[[], T]) -> T | None:
         try:
@@ -152,7 +174,7 @@ class Progress:
         except OSError as exc:
             if not self._unsaved_warned:
                 self._unsaved_warned = True
-                where = exc.filename or self.workspace.meta
+                where = exc.filename or (self.workspace.meta if self.workspace else "")
                 self._warn(f"Your progress cannot be saved ({exc.strerror or exc} at {where}); it is kept "
                            f"for this session only. Make the workspace writable to keep it.")
             return None

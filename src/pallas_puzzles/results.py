@@ -227,13 +227,20 @@ class CheckResult:
 
     @property
     def finding(self) -> Finding | None:
-        """The finding that stopped the check before any case could run (syntax, time-out, ...)."""
-        blocking = [f for f in self.findings if f.kind is not FindingKind.NOT_STARTED]
-        return blocking[0] if blocking else None
+        """The finding that stopped the check before any case could run (not started, syntax, time-out, ...)."""
+        return self.findings[0] if self.findings else None
 
     @property
     def not_started(self) -> bool:
         return any(f.kind is FindingKind.NOT_STARTED for f in self.findings)
+
+    @property
+    def numbers_right(self) -> bool:
+        """Every case run computed the right numbers: a pass, or a fail on an efficiency budget alone."""
+        if self.passed:
+            return True
+        return bool(self.cases) and not self.findings and all(
+            c.mismatch is None and all(f.kind is FindingKind.OVER_BUDGET for f in c.findings) for c in self.cases)
 
     @property
     def first_failure(self) -> CaseResult | None:
@@ -244,8 +251,6 @@ class CheckResult:
         """The kind of the first thing wrong, for tests and summaries."""
         if self.finding is not None:
             return self.finding.kind
-        if self.not_started and not self.passed:
-            return FindingKind.NOT_STARTED
         case = self.first_failure
         return case.kind if case is not None else None
 

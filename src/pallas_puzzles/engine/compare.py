@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pallas_puzzles.engine.intercept.sentinel import sentinel_for
+from pallas_puzzles.engine.intercept.sentinel import fill_for
 from pallas_puzzles.results import BadElement, ElementFault, Mismatch
 
 MAX_EXAMPLES = 6
@@ -26,9 +26,9 @@ def bad_mask(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) ->
     return ~close
 
 
-def _reasons(expected: np.ndarray, got: np.ndarray, bad: np.ndarray,
-             covered: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    sentinel = sentinel_for(got.dtype)
+def _reasons(expected: np.ndarray, got: np.ndarray, bad: np.ndarray, covered: np.ndarray | None,
+             fill: float | None) -> tuple[np.ndarray, np.ndarray]:
+    sentinel = fill_for(got.dtype, fill)
     unwritten = bad & (got == sentinel) if sentinel is not None else np.zeros_like(bad)
     if covered is not None and covered.shape == bad.shape:
         unwritten |= bad & ~covered  # no grid point's output block reaches these elements
@@ -78,13 +78,17 @@ def block_map(bad: np.ndarray, unwritten: np.ndarray, garbage: np.ndarray,
 
 
 def compare(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float,
-            block_shape: tuple[int, ...] | None, covered: np.ndarray | None = None) -> Mismatch | None:
-    """None when the output matches; otherwise a focused summary."""
+            block_shape: tuple[int, ...] | None, covered: np.ndarray | None = None,
+            fill: float | None = None) -> Mismatch | None:
+    """None when the output matches; otherwise a focused summary.
+
+    `fill` is what the output held before any program wrote it, when not the sentinel.
+    """
     bad = bad_mask(expected, got, rtol, atol)
     n_bad = int(bad.sum())
     if n_bad == 0:
         return None
-    unwritten, garbage = _reasons(expected, got, bad, covered)
+    unwritten, garbage = _reasons(expected, got, bad, covered, fill)
     e64 = expected.astype(np.float64)
     g64 = got.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):

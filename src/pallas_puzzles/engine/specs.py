@@ -15,10 +15,11 @@ import importlib.util
 import zlib
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.metadata import InputSpec, Puzzle, Reshape
 
 
 @functools.cache
@@ -43,28 +44,33 @@ def case_seed(puzzle: Puzzle, case_index: int) -> list[int]:
 
 
 def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple[np.ndarray, ...]:
-    """Deterministic random inputs for one shape case, as numpy arrays."""
+    """Deterministic random inputs for one shape case, as numpy arrays, in the case's distribution."""
     rng = np.random.default_rng(case_seed(puzzle, case_index))
-    module = spec_module(puzzle)
-    custom = getattr(module, "make_inputs", None)
+    custom = getattr(spec_module(puzzle), "make_inputs", None)
     if custom is not None:
-        return tuple(custom(sizes, rng))
+        raw = [(array, array.dtype) for array in custom(sizes, rng)]
+    else:
+        raw = [_uniform(item, item.concrete_shape(sizes), rng) for item in puzzle.inputs]
+    reshapes = {r.input: r for r in puzzle.distribution(case_index)}
+    return tuple(_reshaped(values, reshapes.get(item.name)).astype(dtype)
+                 for item, (values, dtype) in zip(puzzle.inputs, raw))
+
+
+def _uniform(item: InputSpec, shape: tuple[int, ...], rng: np.random.Generator) -> tuple[np.ndarray, Any]:
+    """Values in [low, high) (float64 until the end) and the dtype they are cast to."""
     import jax.numpy as jnp  # knows bfloat16 and friends
 
-    reshapes = {r.input: r for r in puzzle.distribution(case_index)}
+    dtype = jnp.dtype(item.dtype)
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(int(item.low), int(item.high), size=shape), dtype
+    return rng.uniform(item.low, item.high, size=shape), dtype
 
-    arrays = []
-    for item in puzzle.inputs:
-        shape = item.concrete_shape(sizes)
-        dtype = jnp.dtype(item.dtype)
-        if np.issubdtype(dtype, np.integer):
-            arrays.append(rng.integers(int(item.low), int(item.high), size=shape).astype(dtype))
-        else:
-            values = rng.uniform(item.low, item.high, size=shape)
-            if item.name in reshapes:  # the case's declared distribution: far from zero, or wide
-                values = values * reshapes[item.name].scale + reshapes[item.name].shift
-            arrays.append(values.astype(dtype))
-    return tuple(arrays)
+
+def _reshaped(values: np.ndarray, how: Reshape | None) -> np.ndarray:
+    """The case's declared distribution (far from zero, or wide) applied to floating values."""
+    if how is None or "float" not in np.dtype(values.dtype).name:
+        return values
+    return values.astype(np.float64) * how.scale + how.shift
 
 
 def expected_output(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> np.ndarray:

@@ -11,9 +11,11 @@ the room allows group several blocks into one cell.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
+from pallas_puzzles.report import sentences
 from pallas_puzzles.results import CallLayout, CaseResult, OperandLayout
 
 Cell = tuple[int, int]
@@ -38,6 +40,10 @@ class OperandBoard:
     touched: tuple[Cell | None, ...] = ()  # per step: the cell holding the step's block
     copied: tuple[bool, ...] = ()  # per step: a new block moved in (True) or the previous one reused
     faults: tuple[str, ...] | None = None  # after a failed check: rows of GOOD/WRONG/NAN/UNWRITTEN
+    # Blocks per dimension of the array; an index_map that chose a block past them widens the board,
+    # and the cells beyond the array are `outside` (drawn apart, so the faulting block is seen).
+    blocks: tuple[int, ...] = ()
+    outside: frozenset[Cell] = frozenset()
 
     @property
     def pipelined(self) -> bool:
@@ -56,15 +62,21 @@ class OperandBoard:
         """Cells some step up to and including `step` touched (for outputs: written so far)."""
         return {c for c in self.touched[: step + 1] if c is not None}
 
+    def is_outside(self, step: int) -> bool:
+        """The block this step's index_map chose lies outside the array."""
+        index = self.block_indices[step] if self.block_indices and step < len(self.block_indices) else ()
+        return any(i < 0 or i >= n for i, n in zip(index, self.blocks))
+
     def describe_block(self, step: int) -> str:
-        if not self.pipelined or step >= len(self.touched):
+        if not self.pipelined:
             where = f" in {self.memory_space.upper()}" if self.memory_space else ""
             return f"whole array{where}, not split into blocks"
-        index = self.block_indices[step]
-        move = "copied in" if self.copied[step] else "reused (same block as the step before)"
-        if self.role == "output":
-            move = "new block" if self.copied[step] else "same block as the step before (stays in VMEM)"
-        return f"block {index} — {move}"
+        if step >= len(self.touched):
+            return "no block recorded for this step"
+        index = self.block_indices[step]  # type: ignore[index]
+        if self.is_outside(step):
+            return sentences.outside_block(index, self.blocks)
+        return f"block {index} — {sentences.MOVES[(self.role == 'output', self.copied[step])]}"
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,8 @@ class GridView:
     verdict: str = ""  # one line: passed, or what went wrong
     fault_step: int | None = None  # the step a finding names (an out-of-bounds read, a race, ...)
     calls_in_case: int = 1
+    passed: bool = False  # the shape case passed (exit codes and colours read this, never the verdict's words)
+    planned: bool = False  # nothing ran: the steps are the index_maps' plan, checked before the kernel
 
     @property
     def steps(self) -> int:
@@ -108,31 +122,52 @@ def _fold(index: tuple[int, ...], counts: tuple[int, ...]) -> Cell:
     return row, min(max(index[-1], 0), counts[-1] - 1)
 
 
-def _faults(op: OperandLayout, counts: tuple[int, ...], group: Cell, rows: int, cols: int,
-            case: CaseResult) -> tuple[str, ...] | None:
-    """The comparison's block map, redrawn on this operand's board."""
+def _widened(counts: tuple[int, ...], indices: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    """Blocks per dimension, widened to hold every block an index_map chose past the array's end."""
+    return tuple(max([n, *(i[d] + 1 for i in indices if d < len(i))]) for d, n in enumerate(counts))
+
+
+def _outside_cells(counts: tuple[int, ...], board: tuple[int, ...], group: Cell) -> frozenset[Cell]:
+    """Cells of the widened board that hold no block of the array."""
+    if board == counts:
+        return frozenset()
+    inside = {(r // group[0], c // group[1])
+              for r, c in (_fold(i, board) for i in itertools.product(*(range(n) for n in counts)))}
+    rows, cols = _board_cells(board)
+    return frozenset((r // group[0], c // group[1]) for r in range(rows) for c in range(cols)) - inside
+
+
+def _board_cells(counts: tuple[int, ...]) -> Cell:
+    return (math.prod(counts[:-1]) if counts else 1), (counts[-1] if counts else 1)
+
+
+def _faults(op: OperandLayout, counts: tuple[int, ...], board: tuple[int, ...], group: Cell, rows: int,
+            cols: int, case: CaseResult) -> tuple[str, ...] | None:
+    """The comparison's block map, redrawn on this operand's board (leading dims share the map)."""
     m = case.mismatch
     if m is None or op.role != "output" or tuple(m.shape) != tuple(op.shape) or not m.block_map:
         return None
+    assert op.block is not None
     map_rows, map_cols = len(m.block_map), len(m.block_map[0])
     shape2 = (1, *op.shape)[-2:] if len(op.shape) < 2 else op.shape[-2:]
     block2 = (1, *op.block)[-2:] if len(op.block) < 2 else op.block[-2:]
     # The map groups elements in cells of cell_r x cell_c; find which cell each block starts in.
     cell_r = block2[0] * math.ceil(-(-shape2[0] // block2[0]) / map_rows) if shape2[0] else 1
     cell_c = block2[1] * math.ceil(-(-shape2[1] // block2[1]) / map_cols) if shape2[1] else 1
-    lead = math.prod(counts[:-2]) if len(counts) > 2 else 1
-    per_lead_rows = counts[-2] if len(counts) >= 2 else 1
-    board = [[GOOD] * cols for _ in range(rows)]
-    for folded_row in range(lead * per_lead_rows):
-        r2 = folded_row % per_lead_rows  # leading (batch) dims share the map: it overlays them
-        for c2 in range(counts[-1] if counts else 1):
-            mr = min(r2 * block2[0] // max(1, cell_r), map_rows - 1)
-            mc = min(c2 * block2[1] // max(1, cell_c), map_cols - 1)
-            mark = m.block_map[mr][mc]
-            cell = board[folded_row // group[0]][c2 // group[1]]
-            if mark != GOOD and (cell == GOOD or FAULT_ORDER.index(mark) < FAULT_ORDER.index(cell)):
-                board[folded_row // group[0]][c2 // group[1]] = mark
-    return tuple("".join(row) for row in board)
+    cells = [[GOOD] * cols for _ in range(rows)]
+    for index in itertools.product(*(range(n) for n in counts)):
+        r2 = index[-2] if len(index) >= 2 else 0
+        c2 = index[-1] if index else 0
+        mark = m.block_map[min(r2 * block2[0] // max(1, cell_r), map_rows - 1)][
+            min(c2 * block2[1] // max(1, cell_c), map_cols - 1)]
+        r, c = _fold(index, board)
+        cell = cells[r // group[0]][c // group[1]]
+        if mark != GOOD and (cell == GOOD or FAULT_ORDER.index(mark) < FAULT_ORDER.index(cell)):
+            cells[r // group[0]][c // group[1]] = mark
+    return tuple("".join(row) for row in cells)
+
+
+MAX_BLOCKS_WIDENED = 100_000  # past this many blocks, a board is not widened for blocks outside the array
 
 
 def make_board(op: OperandLayout, steps: int, case: CaseResult, max_rows: int, max_cols: int) -> OperandBoard:
@@ -140,18 +175,20 @@ def make_board(op: OperandLayout, steps: int, case: CaseResult, max_rows: int, m
     if op.block is None or op.block_indices is None:
         return base
     counts = _blocks_per_dim(op)
-    full_rows, full_cols = (math.prod(counts[:-1]) if counts else 1), (counts[-1] if counts else 1)
+    indices = tuple(tuple(i) for i in op.block_indices[:steps])
+    board = _widened(counts, indices) if math.prod(counts) <= MAX_BLOCKS_WIDENED else counts
+    full_rows, full_cols = _board_cells(board)
     group = (-(-full_rows // max_rows), -(-full_cols // max_cols))
     rows, cols = -(-full_rows // group[0]), -(-full_cols // group[1])
-    indices = tuple(tuple(i) for i in op.block_indices[:steps])
     touched = []
     for index in indices:
-        r, c = _fold(index, counts)
+        r, c = _fold(index, board)
         touched.append((r // group[0], c // group[1]))
     copied = op.moves()[:steps]
-    faults = _faults(op, counts, group, rows, cols, case)
+    faults = _faults(op, counts, board, group, rows, cols, case)
     return OperandBoard(op.name, op.role, tuple(op.shape), op.dtype, op.block, op.memory_space, rows, cols,
-                        group, indices, tuple(touched), copied, faults)
+                        group, indices, tuple(touched), copied, faults, counts,
+                        _outside_cells(counts, board, group))
 
 
 def _fault_step(case: CaseResult, points: tuple[tuple[int, ...], ...]) -> int | None:
@@ -175,18 +212,12 @@ def _bad_steps(case: CaseResult, points: tuple[tuple[int, ...], ...], boards: tu
 
 def _verdict(case: CaseResult) -> str:
     if case.passed:
-        return f"Shape case {case.label}: passed."
+        return sentences.case_outcome(case) + "."
     if case.finding is not None:
         return case.finding.message
-    m = case.mismatch
-    if m is None:
-        return f"Shape case {case.label}: failed."
-    parts = [f"{m.n_bad} of {m.total} output elements are wrong"]
-    if m.n_nan:
-        parts.append(f"{m.n_nan} NaN or garbage")
-    if m.n_unwritten:
-        parts.append(f"{m.n_unwritten} never written")
-    return ", ".join(parts) + "."
+    if case.mismatch is None:
+        return sentences.case_outcome(case) + "."
+    return sentences.mismatch_counts(case.mismatch) + "."
 
 
 def choose_call(case: CaseResult) -> CallLayout | None:
@@ -207,13 +238,15 @@ def build_view(case: CaseResult, title: str, max_rows: int = 16, max_cols: int =
         return None
     points = tuple(call.grid_points())
     boards = tuple(make_board(op, len(points), case, max_rows, max_cols) for op in call.operands)
-    ran = None
+    ran, planned = None, False
     if case.grid_points_run is not None and not case.passed and call is case.calls[-1]:
         earlier = sum(math.prod(c.grid) for c in case.calls[:-1])
         ran_here = len(case.grid_points_run) - earlier
-        if 0 <= ran_here < len(points):
+        if 0 < ran_here < len(points):
             ran = ran_here  # the interpreter stopped part-way through this call
+        planned = ran_here == 0  # stopped before the first step: the index_maps' plan is all there is
     return GridView(title=title, case=case.label, kernel=call.kernel, grid=tuple(call.grid),
                     semantics=tuple(call.semantics), points=points, boards=boards,
                     bad_steps=_bad_steps(case, points, boards), ran=ran, verdict=_verdict(case),
-                    calls_in_case=len(case.calls), fault_step=_fault_step(case, points))
+                    calls_in_case=len(case.calls), fault_step=_fault_step(case, points), passed=case.passed,
+                    planned=planned)

@@ -10,8 +10,11 @@ from __future__ import annotations
 import html
 import json
 
+from pallas_puzzles.report import sentences
+from pallas_puzzles.report.formats import Format
 from pallas_puzzles.report.frames import GOOD, GridView, OperandBoard
 
+GENERATOR_MARK = '<meta name="generator" content="pallas-puzzles show">'  # `show` overwrites only its own pages
 CELL = 26  # pixels per block cell
 MAX_GRID_WIDTH = 720  # pixels for the row of grid points
 
@@ -24,9 +27,14 @@ h1{font-size:18px;margin:0 0 4px} .verdict{margin:4px 0 10px;font-weight:600}
 .operand h2{font-size:14px;margin:0} .operand .move{font-size:13px;color:#055;min-height:1.2em}
 rect{stroke:#fff;stroke-width:1} rect.cell{fill:#e6e6e6} rect.visited{fill:#9fd8a8}
 rect.f-x{fill:#f2a7a0} rect.f-N{fill:#d9a3e6} rect.f-q{fill:#f5d77a}
+rect.outside{fill:#fff;stroke:#c0362c;stroke-dasharray:3 2}
 rect.current{fill:#1f77b4} rect.current.reused{fill:#7fb2dd} rect.current.bad{stroke:#c0362c;stroke-width:3}
+rect.current.outside{fill:#c0362c;stroke:#7a1010;stroke-width:3;stroke-dasharray:none}
 rect.gp{fill:#dfe6ee;cursor:pointer} rect.gp.done{fill:#b9c9da} rect.gp.badstep{fill:#f2a7a0}
-rect.gp.now{fill:#1f77b4} .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
+rect.gp.now{fill:#1f77b4} rect.gp.now.badstep{fill:#c0362c;stroke:#7a1010;stroke-width:2}
+.legend{margin:8px 0} .legend span{display:inline-block;width:14px;height:14px;margin:0 4px 0 12px;vertical-align:middle;box-sizing:border-box}
+#pp-step-label{font-weight:600;margin-top:4px} #pp-step-label .bad{color:#c0362c}
+.planned{color:#8a5a00}
 """
 
 SCRIPT = """
@@ -36,10 +44,15 @@ const slider = document.getElementById('pp-step');
 function show(step){
   step = Math.max(0, Math.min(V.steps - 1, step));
   slider.value = step;
-  document.getElementById('pp-step-label').textContent =
-    'step ' + (step + 1) + ' of ' + V.steps + ' · grid point (' + V.points[step].join(', ') + ')' +
-    (step === V.fault ? ' · the fault above happened at this step' :
-     V.bad.includes(step) ? ' · this step\\u2019s output block holds bad elements' : '');
+  const label = document.getElementById('pp-step-label');
+  const note = step === V.fault ? V.words.fault : V.bad.includes(step) ? V.words.bad : '';
+  label.textContent = 'step ' + (step + 1) + ' of ' + V.steps + ' · grid point (' + V.points[step].join(', ') + ')';
+  if (note) {
+    const b = document.createElement('span');
+    b.className = 'bad';
+    b.textContent = ' · \\u2717 ' + note;
+    label.appendChild(b);
+  }
   document.body.dataset.step = step;
   V.boards.forEach(function(b, k){
     const done = new Set();
@@ -56,9 +69,7 @@ function show(step){
       r.classList.add('current');
       if (!b.copied[step]) r.classList.add('reused');
       if (r.dataset.fault) r.classList.add('bad');
-      move.textContent = 'block (' + b.index[step].join(', ') + ') \\u2014 ' +
-        (b.output ? (b.copied[step] ? 'a new block' : 'the same block as the step before (stays in VMEM)')
-                  : (b.copied[step] ? 'copied in' : 'reused from the step before'));
+      move.textContent = b.describe[step];
     }
   });
   document.querySelectorAll('rect.gp').forEach(function(r){
@@ -93,6 +104,8 @@ def _board_svg(k: int, board: OperandBoard) -> str:
         for c in range(board.cols):
             fault = board.faults[r][c] if board.faults is not None else GOOD
             cls = "cell" + (f" {FAULT_CLASS[fault]}" if fault != GOOD else "")
+            if (r, c) in board.outside:
+                cls, fault = "cell outside", GOOD
             extra = f' data-fault="{fault}"' if fault != GOOD else ""
             rects.append(f'<rect id="b{k}-{r}-{c}" class="{cls}" data-r="{r}" data-c="{c}"{extra} '
                          f'x="{c * size}" y="{r * size}" width="{size}" height="{size}"/>')
@@ -133,31 +146,54 @@ def _data(view: GridView) -> str:
     data = {
         "steps": view.steps, "points": [list(p) for p in view.points], "bad": list(view.bad_steps), "fault": view.fault_step,
         "boards": [{"touched": [list(t) if t is not None else None for t in b.touched],
-                    "copied": list(b.copied), "output": b.role == "output", "index": [list(i) for i in (b.block_indices or ())]}
+                    "copied": list(b.copied), "describe": [b.describe_block(s) for s in range(len(b.touched))]}
                    for b in view.boards],
+        "words": {"fault": sentences.FAULT_AT_STEP, "bad": sentences.BAD_BLOCK_AT_STEP},
     }
     return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
 
 
+LEGEND_COLOURS = {"untouched": "#e6e6e6", "copied": "#1f77b4", "reused": "#7fb2dd", "visited": "#9fd8a8",
+                  "x": "#f2a7a0", "N": "#d9a3e6", "?": "#f5d77a", "outside": "#c0362c"}
+
+
+def _swatch(colour: str, label: str, border: str = "") -> str:
+    return f"<span style='background:{colour};{border}'></span>{html.escape(label)}"
+
+
 def _legend(view: GridView) -> str:
-    items = [("#1f77b4", "block copied in"), ("#7fb2dd", "block reused"), ("#9fd8a8", "used by an earlier step")]
+    """Every colour on the page, named: the blocks, then the grid points."""
+    words = dict(sentences.GRID_LEGEND, untouched="not used yet")
+    keys = ["copied", "reused", "visited", "untouched"]
     if any(b.faults is not None for b in view.boards):
-        items += [("#f2a7a0", "wrong"), ("#d9a3e6", "NaN"), ("#f5d77a", "never written")]
-    return "<div class='legend dim'>" + "".join(
-        f"<span style='background:{color}'></span>{label}" for color, label in items) + "</div>"
+        keys += ["x", "N", "?"]
+    blocks = [_swatch(LEGEND_COLOURS[k], words[k]) for k in keys]
+    if any(b.faults is not None for b in view.boards):
+        blocks.append(_swatch("#1f77b4", "this step's block holds bad elements", "border:3px solid #c0362c"))
+    if any(b.outside for b in view.boards):
+        blocks.append(_swatch("#fff", "past the array's end", "border:1px dashed #c0362c"))
+        blocks.append(_swatch(LEGEND_COLOURS["outside"], "this step's block, " + words["outside"]))
+    points = [_swatch("#1f77b4", "this step"), _swatch("#b9c9da", "steps before it"),
+              _swatch("#dfe6ee", "steps after it")]
+    if view.bad_steps:
+        points.append(_swatch("#f2a7a0", "a step that went wrong"))
+    return (f"<div class='legend dim'>blocks: {''.join(blocks)}</div>"
+            f"<div class='legend dim'>grid points: {''.join(points)}</div>")
 
 
 def render_page(view: GridView) -> str:
     """The whole page as a string."""
-    passed = view.verdict.endswith("passed.")
+    passed = view.passed
     semantics = f" ({', '.join(view.semantics)})" if view.semantics else ""
-    ran = (f"<p class='fail'>The interpreter stopped after {view.ran} of {view.steps} steps.</p>"
+    ran = (f"<p class='fail'>{html.escape(sentences.stopped_after(view.ran, view.steps))}</p>"
            if view.ran is not None else "")
-    unseen = ("<p class='fail'>No step's block covers the bad elements: no program ever wrote them.</p>"
+    if view.planned:
+        ran = f"<p class='planned'>{html.escape(sentences.PLANNED_ONLY)}</p>"
+    unseen = (f"<p class='fail'>{html.escape(sentences.NO_STEP_COVERS)}</p>"
               if any(b.faults is not None for b in view.boards) and not view.bad_steps else "")
     operands = "".join(_operand_html(k, b) for k, b in enumerate(view.boards))
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
+<html lang="en"><head><meta charset="utf-8">{GENERATOR_MARK}
 <title>{html.escape(view.title)} · grid view</title><style>{STYLE}</style></head>
 <body data-step="0">
 <h1>{html.escape(view.title)}</h1>
@@ -172,3 +208,12 @@ def render_page(view: GridView) -> str:
 <script>{SCRIPT}</script>
 </body></html>
 """
+
+
+class PageFormat(Format):
+    """The grid view as one self-contained page (`show --html`, and inside a notebook's iframe)."""
+
+    name = "page"
+
+    def grid(self, view: GridView) -> str:
+        return render_page(view)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pallas_puzzles import backends
 from pallas_puzzles.perf.model import Performance
+from pallas_puzzles.report.formats import Format, RunReport, Verdict
 from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
@@ -115,19 +116,21 @@ def result_document(result: CheckResult) -> dict[str, Any]:
         "cases": [case_dict(c) for c in result.cases],
         "cases_not_run": result.skipped_cases,
         "printed": result.printed,
-        "performance": performance_dict(card_case(result)) if result.passed else None,
+        "performance": performance_dict(card_case(result)) if result.numbers_right else None,
     }
 
 
 def summary_document(results: list[CheckResult], skipped: list[int]) -> dict[str, Any]:
     failed = [r for r in results if not r.passed]
+    waiting = [r for r in failed if r.not_started]  # untouched stubs: counted apart from failures
     errors = [r for r in results if r.status is Status.ERROR]
     status = Status.ERROR if errors else Status.FAIL if failed else Status.PASS
     return {
         "schema": SCHEMA_VERSION,
         "status": status.value,
         "passed": len(results) - len(failed),
-        "failed": len(failed),
+        "failed": len(failed) - len(waiting),
+        "not_started": len(waiting),
         "skipped": skipped,
         "checks": [result_document(r) for r in results],
     }
@@ -166,5 +169,30 @@ def error_document(message: str) -> dict[str, Any]:
 
 
 def emit(document: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    sys.stdout.write(text(document))
     sys.stdout.flush()
+
+
+def text(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2) + "\n"
+
+
+class JsonFormat(Format):
+    """One JSON document on stdout once the run is over (the schema in check.schema.json)."""
+
+    name = "json"
+    document = True
+
+    def check(self, verdict: Verdict) -> None:
+        return None  # the document is written whole, at the end
+
+    def run(self, report: RunReport) -> str:
+        if report.many:
+            return text(summary_document(report.results, [p.number for p, _ in report.skipped]))
+        return text(result_document(report.results[0]))
+
+    def listing(self, progress: Progress) -> str:
+        return text(list_document(progress))
+
+    def error(self, message: str) -> str:
+        return text(error_document(message))

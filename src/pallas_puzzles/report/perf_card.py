@@ -20,8 +20,8 @@ def card_case(result: CheckResult) -> Performance | None:
 
 
 def render_after_pass(console: Console, result: CheckResult) -> None:
-    """The card, when the check passed and its cases have figures."""
-    perf = card_case(result) if result.passed else None
+    """The card, when the numbers were right (a pass, or a fail on the budget) and the cases have figures."""
+    perf = card_case(result) if result.numbers_right else None
     if perf is not None:
         render_card(console, perf)
 
@@ -51,6 +51,10 @@ def _call_table(call: CallCost, title: str) -> Table:
 
 
 def render_card(console: Console, perf: Performance) -> None:
+    console.print(card(perf))
+
+
+def card(perf: Performance) -> Panel:
     vmem_share = perf.vmem_bytes / perf.vmem_limit_bytes if perf.vmem_limit_bytes else 0.0
     head = Text.assemble(
         ("HBM traffic ", "bold"), f"{kib(perf.hbm_bytes)} (read {kib(perf.hbm_bytes_read)}, written "
@@ -77,6 +81,6 @@ def render_card(console: Console, perf: Performance) -> None:
                           "operands are not counted.", style="green"))
     else:
         lines.append(Text("Every array crosses between HBM and VMEM once: no traffic to save.", style="green"))
-    console.print(Panel(Group(*lines), title=f"Performance on a TPU {perf.chip} (model), case {perf.case}",
-                        subtitle="a TPU-pipeline model; on a GPU each program loads its blocks afresh",
-                        border_style="blue", expand=True))
+    return Panel(Group(*lines), title=f"Performance on a TPU {perf.chip} (model), case {perf.case}",
+                 subtitle="a TPU-pipeline model; on a GPU each program loads its blocks afresh",
+                 border_style="blue", expand=True)

@@ -11,9 +11,8 @@ from pallas_puzzles.errors import EXIT_FAIL, UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.report import grid_html
 from pallas_puzzles.report.frames import GridView, build_view
+from pallas_puzzles.report.grid_html import GENERATOR_MARK
 from pallas_puzzles.results import CaseResult, CheckResult
-
-GENERATOR_MARK = '<meta name="generator" content="pallas-puzzles show">'
 
 
 def pick_case(result: CheckResult, case: int | None) -> CaseResult:
@@ -42,8 +41,7 @@ def view_of(result: CheckResult, puzzle: Puzzle, case: int | None, max_cells: in
 
 
 def page(view: GridView) -> str:
-    return grid_html.render_page(view).replace("<meta charset=\"utf-8\">",
-                                               "<meta charset=\"utf-8\">" + GENERATOR_MARK, 1)
+    return grid_html.render_page(view)
 
 
 def check_target(path: Path) -> Path:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rich.console import Console, Group
 from rich.text import Text
 
+from pallas_puzzles.report import sentences
 from pallas_puzzles.report.frames import GOOD, GridView, OperandBoard
 
 BOARD_CELL_WIDTH = 2  # characters per cell: 32 cells fit 80 columns with room for the margin
@@ -27,6 +28,8 @@ COPIED = ("██", "bold cyan")
 REUSED = ("▒▒", "bold blue")
 VISITED = ("░░", "green")
 UNTOUCHED = ("··", "dim")
+OUTSIDE = ("┄┄", "dim red")  # past the array's end: only an index_map's mistake lands here
+OUTSIDE_NOW = ("!!", "bold white on red")
 FAULT_STYLE = {"x": ("xx", "bold red"), "N": ("NN", "bold magenta"), "?": ("??", "bold yellow")}
 CURRENT_FAULT_STYLE = "bold white on red"
 
@@ -40,6 +43,9 @@ def board_size_for(width: int) -> int:
 
 def _cell(board: OperandBoard, step: int, row: int, col: int, visited: set[tuple[int, int]]) -> tuple[str, str]:
     fault = board.faults[row][col] if board.faults is not None else GOOD
+    if (row, col) in board.outside:
+        now = step < len(board.touched) and board.touched[step] == (row, col)
+        return OUTSIDE_NOW if now else OUTSIDE
     if step < len(board.touched) and board.touched[step] == (row, col):
         glyph, style = COPIED if board.copied[step] else REUSED
         return glyph, CURRENT_FAULT_STYLE if fault != GOOD else style
@@ -77,9 +83,12 @@ def render_board(board: OperandBoard, step: int) -> Text:
 
 def legend(view: GridView) -> Text:
     text = Text("    ")
-    entries = [(COPIED, "block copied in"), (REUSED, "block reused"), (VISITED, "used by an earlier step")]
+    words = sentences.GRID_LEGEND
+    entries = [(COPIED, words["copied"]), (REUSED, words["reused"]), (VISITED, words["visited"])]
     if any(b.faults is not None for b in view.boards):
-        entries += [(FAULT_STYLE["x"], "wrong"), (FAULT_STYLE["N"], "NaN"), (FAULT_STYLE["?"], "never written")]
+        entries += [(FAULT_STYLE[c], words[c]) for c in ("x", "N", "?")]
+    if any(b.outside for b in view.boards):
+        entries.append((OUTSIDE_NOW, words["outside"]))
     for n, ((glyph, style), label) in enumerate(entries):
         if n == 3:
             text.append("\n    ")
@@ -94,27 +103,28 @@ def _status_line(view: GridView, step: int) -> Text:
         text.append(f" ({', '.join(view.semantics)})", style="dim")
     text.append(f"\n  step {step + 1} of {view.steps} · grid point {point}", style="bold")
     if step == view.fault_step:
-        text.append("  ✗ the fault above happened at this step", style="bold red")
+        text.append(f"  ✗ {sentences.FAULT_AT_STEP}", style="bold red")
     elif step in view.bad_steps:
-        text.append("  ✗ this step's output block holds bad elements", style="bold red")
+        text.append(f"  ✗ {sentences.BAD_BLOCK_AT_STEP}", style="bold red")
     if view.ran is not None and step >= view.ran:
-        text.append("  (the interpreter stopped before this step)", style="yellow")
+        text.append(f"  ({sentences.NOT_REACHED})", style="yellow")
     return text
 
 
 def render_frame(view: GridView, step: int, focus: int | None = None) -> Group:
     """One frame; `focus` draws one operand's board and lists the rest, None draws every board."""
-    verdict_style = "green" if view.verdict.endswith("passed.") else "bold red"
     parts: list[Text] = [
         Text(f"{view.title} · shape case {view.case}", style="bold"),
-        Text("  " + view.verdict, style=verdict_style),
-        _status_line(view, step),
+        Text("  " + view.verdict, style="green" if view.passed else "bold red"),
     ]
+    if view.planned:
+        parts.append(Text("  " + sentences.PLANNED_ONLY, style="yellow"))
+    parts.append(_status_line(view, step))
     if view.calls_in_case > 1:
         parts.append(Text(f"  (this case made {view.calls_in_case} pallas_calls; showing the one that "
                           "produced the output)", style="dim"))
     if view.boards and any(b.faults is not None for b in view.boards) and not view.bad_steps:
-        parts.append(Text("  No step's block covers the bad elements: no program ever wrote them.", style="yellow"))
+        parts.append(Text("  " + sentences.NO_STEP_COVERS, style="yellow"))
     for index, board in enumerate(view.boards):
         focused = focus == index
         parts.append(_operand_heading(board, step, focused))

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from pallas_puzzles import support
 from pallas_puzzles.cache import ResultCache
+from pallas_puzzles.errors import EXIT_INTERRUPTED
 from pallas_puzzles.progress import Progress
 from pallas_puzzles.report import terminal
 from pallas_puzzles.watch.events import (
@@ -77,4 +78,4 @@ def run_watch(console: Console, progress: Progress, requested_backend: str, poll
                 observer.join(timeout=2)
     except KeyboardInterrupt:  # Ctrl-C before the loop started (or while it shut down)
         say_goodbye(console)
-        return 0
+        return EXIT_INTERRUPTED

@@ -94,7 +94,7 @@ class Debouncer:
 
 
 class PuzzleFileHandler:
-    """watchdog handler: turn any write/create/rename that lands on a puzzle file into a save event.
+    """watchdog handler: turn any write/create/rename/delete that touches a puzzle file into a save event.
 
     Events are filtered by the known puzzle file names, not globs (watchdog
     matches globs against whole paths), so editors' temp files and backups are
@@ -109,7 +109,8 @@ class PuzzleFileHandler:
     def dispatch(self, event: Any) -> None:
         if getattr(event, "is_directory", False):
             return
-        if event.event_type not in ("modified", "created", "moved", "closed"):
+        # A deletion counts too: once the burst settles, the loop finds the file gone and says so.
+        if event.event_type not in ("modified", "created", "moved", "closed", "deleted"):
             return
         dest = getattr(event, "dest_path", "")
         for raw in (dest, event.src_path):

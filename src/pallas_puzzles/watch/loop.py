@@ -15,14 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.status import Status
 
 from pallas_puzzles import support
 from pallas_puzzles.backends import Backend
-from pallas_puzzles.errors import UserError
+from pallas_puzzles.errors import EXIT_INTERRUPTED, EXIT_PASS, UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.progress import Progress
-from pallas_puzzles.report import perf_card, terminal
+from pallas_puzzles.report import terminal
 from pallas_puzzles.watch.events import (
     CheckFinished,
     Debouncer,
@@ -33,6 +32,7 @@ from pallas_puzzles.watch.events import (
     SaveEvent,
 )
 from pallas_puzzles.watch.runner import Checker, CheckRunner
+from pallas_puzzles.watch.screen import Screen
 
 GOODBYE = "Bye! Run `pallas-puzzles watch` to carry on where you left off."
 NOTICE_AFTER_SECONDS = 1.5  # a check this old tells the learner it is still running
@@ -78,24 +78,26 @@ class WatchLoop:
         self._debouncer = Debouncer()
         self._running: RunningCheck | None = None
         self._question: ResetQuestion | None = None
-        self._status: Status | None = None
+        self.screen = Screen(console, progress, keys)
+        self._resting = False  # a pass is on screen and stays there until the learner acts or saves
 
     # -- the loop -------------------------------------------------------------
 
     def run(self) -> int:
-        """Watch until `q`, a quit event or Ctrl-C; returns the exit code."""
+        """Watch until `q`, a quit event or Ctrl-C; returns the exit code (130 after Ctrl-C)."""
+        code = EXIT_PASS
         try:
-            self._show_header()
+            self.screen.header()
             self._check(self.progress.current)
             while self._handle(self._next_event()):
                 pass
         except KeyboardInterrupt:
-            pass  # Ctrl-C ends like `q` does
+            code = EXIT_INTERRUPTED  # the same goodbye as `q`, the exit code every command gives Ctrl-C
         finally:
             self._stop_status()
             self._runner.close()
         say_goodbye(self.console)
-        return 0
+        return code
 
     def _next_event(self) -> Event | None:
         """The next event, or None when it is time to look at the clock."""
@@ -140,6 +142,7 @@ class WatchLoop:
         puzzle = self.progress.course.by_file(file)
         if puzzle is None:
             return
+        self._resting = False
         if self._question is not None:
             self._question = None
             terminal.info(self.console, "You saved again, so nothing was reset.")
@@ -151,7 +154,7 @@ class WatchLoop:
     def _switch(self, puzzle: Puzzle) -> None:
         self._cancel_running()
         self.progress.move_to(puzzle)
-        self._show_header()
+        self.screen.header()
         self._check(puzzle)
 
     def _check(self, puzzle: Puzzle) -> None:
@@ -194,19 +197,19 @@ class WatchLoop:
         if event.result is None:
             terminal.info(self.console, "The check was stopped.")
             return
-        terminal.render_result(self.console, event.result, running.puzzle)
-        if event.result.passed:
-            perf = perf_card.card_case(event.result)
-            if perf is not None:
-                perf_card.render_card(self.console, perf)
-            self._on_pass(running.puzzle)
-
-    def _on_pass(self, puzzle: Puzzle) -> None:
-        outcome = self.progress.record_pass(puzzle)
-        if not puzzle.tour:  # the tour starts solved: passing it just leads on
-            terminal.render_success(self.console, puzzle, outcome)
-        if outcome.upcoming is not None:
+        if not event.result.passed:
+            self.screen.verdict(event.result, running.puzzle)
+            return
+        outcome = self.progress.record_pass(running.puzzle)
+        self.screen.success(event.result, running.puzzle, outcome)
+        if outcome.upcoming is None:
+            return
+        if running.puzzle.tour:  # the tour starts solved: passing it just leads on
             self._switch(outcome.upcoming)
+            return
+        # The next puzzle is where a restart resumes, but the pass stays on screen until the learner acts.
+        self.progress.move_to(outcome.upcoming)
+        self._resting = True
 
     def _show_progress_notice(self) -> None:
         """Tell the learner a slow check is still running, and how to get out of it."""
@@ -215,23 +218,13 @@ class WatchLoop:
         if running is None or now < running.next_notice:
             return
         elapsed = now - running.started
-        text = (f"still checking {running.puzzle.file}… {elapsed:.0f} s — "
-                f"save again or press r to restart, q to quit")
-        if self.console.is_terminal:
-            if self._status is None:
-                self._status = self.console.status(text)
-                self._status.start()
-            else:
-                self._status.update(text)
-            running.next_notice = now + TTY_NOTICE_GAP_SECONDS
-        else:
-            self.console.print(text, style="dim")
-            running.next_notice = now + max(PLAIN_NOTICE_MIN_GAP_SECONDS, elapsed / 2)
+        self.screen.still_checking(f"still checking {running.puzzle.file}… {elapsed:.0f} s — "
+                                   f"save again or press r to restart, q to quit")
+        running.next_notice = now + (TTY_NOTICE_GAP_SECONDS if self.screen.clears
+                                     else max(PLAIN_NOTICE_MIN_GAP_SECONDS, elapsed / 2))
 
     def _stop_status(self) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
+        self.screen.stop_notice()
 
     # -- keys -----------------------------------------------------------------
 
@@ -242,8 +235,16 @@ class WatchLoop:
         puzzle = self.progress.current
         if key == "q":
             return False
+        left_pass = self._resting and key != "l"
+        if left_pass:  # leave the pass's screen for the next puzzle; that is all `n` does here
+            self._resting = False
+            self.screen.header()
+            if key in ("n", "h"):
+                self._check(puzzle)
+            if key == "n":
+                return True
         if key == "h":
-            terminal.render_hint_reveal(self.console, puzzle, self.progress.reveal_hint(puzzle))
+            self.screen.hint(puzzle, self.progress.reveal_hint(puzzle))
         elif key == "l":
             terminal.render_list(self.console, self.progress)
         elif key == "n":
@@ -251,16 +252,19 @@ class WatchLoop:
         elif key == "r":
             self._check(puzzle)
         elif key == "x":
-            self._ask_reset(puzzle)
+            self._ask_reset(puzzle, unchecked=left_pass)
         return True
 
-    def _ask_reset(self, puzzle: Puzzle) -> None:
+    def _ask_reset(self, puzzle: Puzzle, unchecked: bool = False) -> None:
         # Asking must not block the loop, so the question is state and the answer a later key.
-        checking_it = self._running is not None and self._running.puzzle == puzzle
+        checking_it = unchecked or (self._running is not None and self._running.puzzle == puzzle)
         self._cancel_running()
         self._question = ResetQuestion(puzzle, recheck_on_no=checking_it)
-        self.console.print(f"Reset {puzzle.file} to the original stub? Your version is backed up first. (y/n)",
-                           style="bold")
+        if self.progress.exercise(puzzle).is_file():
+            question = f"Reset {puzzle.file} to the original stub? Your version is backed up first. (y/n)"
+        else:  # nothing to back up: promise nothing
+            question = f"{puzzle.file} is gone. Restore the original exercise? (y/n)"
+        self.console.print(question, style="bold")
 
     def _answer_reset(self, key: str) -> bool:
         question = self._question
@@ -289,7 +293,3 @@ class WatchLoop:
         if backup is not None:
             terminal.info(self.console, f"Your version was saved as {backup}.")
         self._check(puzzle)
-
-    def _show_header(self) -> None:
-        terminal.render_watch_header(self.console, self.progress, self.keys)
-

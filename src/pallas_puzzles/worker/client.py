@@ -9,6 +9,7 @@ when a new save makes the running check pointless.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import time
@@ -20,7 +21,7 @@ from pallas_puzzles.course_file import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.results import CheckResult, Finding, SourceLine
 from pallas_puzzles.worker import launch
 from pallas_puzzles.worker.protocol import (
     Channel,
@@ -33,6 +34,23 @@ from pallas_puzzles.worker.protocol import (
 
 STARTUP_TIMEOUT = 180.0
 TIME_LIMIT_VARIABLE = "PALLAS_PUZZLES_TIME_LIMIT"
+
+
+_LOOP = re.compile(r"\b(while_loop|fori_loop|scan)\s*\(|^\s*while\b")
+
+
+def loop_lines(file: Path) -> tuple[SourceLine, ...]:
+    """The lines of a file that start a loop: where a kernel that never ends usually spins.
+
+    The interpreter runs a kernel inside XLA, where no Python frame says which line it is on,
+    so these are read from the source rather than from the stopped process.
+    """
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ()
+    return tuple(SourceLine(str(file), n, line.strip()) for n, line in enumerate(text.splitlines(), start=1)
+                 if _LOOP.search(line) and not line.lstrip().startswith("#"))[:4]
 
 
 class CheckCancelled(Exception):
@@ -113,9 +131,12 @@ class Worker:
                 reply = channel.recv()
                 assert isinstance(reply, CheckReply), reply
                 return reply.result
+            loops = loop_lines(file)
             finding = Finding(
                 FindingKind.TIMEOUT,
-                f"Your kernel ran for more than {limit:.0f} s and was stopped; a fresh checker was started.",
+                f"Your kernel was still running after {limit:.0f} s and was stopped; a fresh checker was started."
+                + (" One of the loops below probably never ends." if loops else ""),
+                where=loops,
             )
         except (EOFError, OSError):
             if self._cancelled.is_set():
@@ -125,10 +146,11 @@ class Worker:
                 FindingKind.CRASH,
                 "The checker process crashed while running your kernel; a fresh one was started.",
             )
+        seconds = time.perf_counter() - started  # the check's own time: the restart below is not the kernel's
         self.restart()
         return CheckResult(
             number=puzzle.number, name=puzzle.name, file=str(file), backend=self.backend.name,
-            passed=False, mode=self.mode.value, findings=[finding], seconds=time.perf_counter() - started,
+            passed=False, mode=self.mode.value, findings=[finding], seconds=seconds,
         )
 
     def cancel(self) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 from pallas_puzzles.engine.compare import bad_mask
 from pallas_puzzles.engine.explain.launcher_lines import argument_line, guarding_whens, store_lines
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord, layout
-from pallas_puzzles.engine.intercept.sentinel import sentinel_for
+from pallas_puzzles.engine.intercept.sentinel import fill_for
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding, Mismatch, SourceLine
@@ -96,7 +96,7 @@ def _order_finding(out: _Output, m: Mismatch) -> Finding | None:
     return Finding(
         FindingKind.ORDER,
         f"Axis {axis} is marked parallel, but step {later} reads what step {earlier} wrote: the kernel is right "
-        f"when the grid runs in order and wrong when the steps of axis {axis} are shuffled.",
+        f"when the grid runs in order and wrong when the steps of axis {axis} run in another order.",
         where=_lines(argument_line(out.record.call_line, "dimension_semantics"), m.stored_at), grid_point=later)
 
 
@@ -110,18 +110,59 @@ def _uncovered_finding(out: _Output, uncovered: np.ndarray, m: Mismatch) -> Find
         where=_lines(argument_line(out.record.call_line, "grid"), info.index_map_line), array=info.name)
 
 
+TRANSPOSED = ("Rows and columns are swapped: the kernel computes the right numbers in the wrong places. Check "
+              "which input runs along which axis (x[None, :] spreads x along a row, x[:, None] down a column) "
+              "and the order of the output's dimensions (rows first).")
+SAME_BLOCK = ("An index_map that ignores the program ids hands every program the same block. Return the block "
+              "this program works on, e.g. lambda i: (i,) for a 1-D grid.")
+
+
+def _transposed(expected: np.ndarray, got: np.ndarray, m: Mismatch) -> Finding | None:
+    """The result is the expected one transposed (a square case, where the shapes cannot tell)."""
+    if expected.ndim < 2 or expected.shape[-1] != expected.shape[-2] or got.shape != expected.shape:
+        return None
+    if not np.allclose(np.swapaxes(got, -1, -2), expected, rtol=m.rtol, atol=m.atol, equal_nan=True):
+        return None
+    return Finding(FindingKind.MISMATCH_WRONG,
+                   "Your result is the transpose of the expected one: element (i, j) holds what the spec puts "
+                   "at (j, i).", explanation=TRANSPOSED, where=m.stored_at)
+
+
+def _same_block(out: _Output, m: Mismatch) -> Finding | None:
+    """An input of the output's shape read at one block by every program, while each writes its own."""
+    call = layout(out.record)
+    outputs = [op for op in call.role("output") if op.block_indices and len(set(op.block_indices)) > 1]
+    for op in call.role("input"):
+        indices = op.block_indices or ()
+        pinned = len(indices) > 1 and len(set(indices)) == 1
+        if pinned and op.block is not None and any(op.shape == o.shape for o in outputs) \
+                and any(-(-s // max(1, b)) > 1 for s, b in zip(op.shape, op.block)):
+            return Finding(FindingKind.MISMATCH_WRONG,
+                           f"Every program read the same block of {op.name} (block {indices[0]}), while each "
+                           f"writes its own block of the output: the index_map of {op.name} ignores the "
+                           f"program ids.", explanation=SAME_BLOCK,
+                           where=_lines(op.index_map_line, m.stored_at), array=op.name)
+    return None
+
+
 def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictSession,
             covered: np.ndarray | None, probe: Probe) -> tuple[tuple[Finding, ...], Mismatch]:
     """The findings that name the mismatch's cause (possibly none) and the mismatch with its origin."""
     bad = bad_mask(expected, got, m.rtol, m.atol)
     out = _output_of(session, tuple(expected.shape))
     m = _located(m, out, bad)
+    transposed = _transposed(expected, got, m)
+    if transposed is not None:
+        return (transposed,), m
     if out is None:
         return (), m
+    same = _same_block(out, m) if not m.n_unwritten and not m.n_nan else None
+    if same is not None:
+        return (same,), m
     name = out.info.name
     if covered is not None and covered.shape == bad.shape and (bad & ~covered).any():
         return (_uncovered_finding(out, bad & ~covered, m),), m
-    sentinel = sentinel_for(got.dtype)
+    sentinel = fill_for(got.dtype, session.sentinel)
     looks_unwritten = bad & (got == sentinel) if sentinel is not None else np.zeros_like(bad)
     floating = np.issubdtype(got.dtype, np.floating)
     nan = bad & ~np.isfinite(got.astype(np.float64)) & np.isfinite(expected.astype(np.float64)) if floating else bad & False

@@ -57,6 +57,14 @@ def target_tpu() -> Iterator[None]:
         yield
 
 
+def whole_sentences(text: str, limit: int = 600) -> str:
+    """Mosaic's message, cut (if at all) after a sentence, never inside one."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind(". ", 0, limit)
+    return text[: end + 1] + " (…)" if end > 0 else text[:limit] + "…"
+
+
 def explain(exc: BaseException, session: StrictSession) -> Finding:
     text = str(exc)
     first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
@@ -66,7 +74,7 @@ def explain(exc: BaseException, session: StrictSession) -> Finding:
         where = (session.calls[-1].call_line,)
     return Finding(
         FindingKind.TPU_LOWERING,
-        f"This kernel would not compile for a TPU: {first[:400]}",
+        f"This kernel would not compile for a TPU: {whole_sentences(first)}",
         explanation=meaning,
         where=where,
         detail=text,

@@ -13,6 +13,7 @@ from pallas_puzzles.engine.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.explain.meanings import plain_meaning
 from pallas_puzzles.engine.explain.source import learner_frames, recorded_lines
 from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
+from pallas_puzzles.engine.intercept.negative_indices import NegativeIndex
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation
 from pallas_puzzles.engine.intercept.static_slices import StaticSliceOutOfBounds
 from pallas_puzzles.findings import FindingKind
@@ -21,6 +22,8 @@ from pallas_puzzles.results import Finding, SourceLine
 _BLOCK_INDEX = re.compile(
     r'Out-of-bounds block index \(([^)]*)\) for (input|output) "([^"]+)" in iteration \(([^)]*)\)')
 _READ = re.compile(r"reading \[(.*)\] but buffer has shape \(([^)]*)\)")
+_STORE_SHAPE = re.compile(r"Invalid shape for `swap`\. Ref shape: \(([^)]*)\)\. Expected shape: \(([^)]*)\)\. "
+                          r"Value shape: \(([^)]*)\)")
 
 
 def _operand(calls: list[CallRecord], ref_name: str) -> tuple[CallRecord | None, BlockInfo | None]:
@@ -55,6 +58,10 @@ def _from_callback_error(cb: BaseException, session: StrictSession) -> Finding:
     point = session.grid_points[-1] if session.grid_points else None
     learner: tuple[SourceLine, ...] = (recorded_lines(cb, session.learner_file)
                                        or learner_frames(cb, session.learner_file))
+    if isinstance(cb, NegativeIndex):
+        kind = FindingKind.OOB_WRITE if cb.writing else FindingKind.OOB_READ
+        return Finding(kind, f"Out-of-bounds {'write' if cb.writing else 'read'} at grid point {point}: {text}",
+                       where=learner, grid_point=point, detail=text)
     block = _BLOCK_INDEX.search(text)
     if block:
         index, role, name, iteration = block.groups()
@@ -137,6 +144,14 @@ def diagnose(exc: BaseException, session: StrictSession) -> Finding:
     if session.callback_errors:
         return _from_callback_error(session.callback_errors[0], session)
     text = str(exc)
+    store = _STORE_SHAPE.search(text)
+    if store:  # said in the learner's words, the store's own line first (not the pallas_call around it)
+        where = learner_frames(exc, session.learner_file)
+        return Finding(
+            FindingKind.ERROR,
+            f"A store puts a value of shape ({store.group(3)}) into a ref (or slice of one) of shape "
+            f"({store.group(2)}): the two shapes must be the same.",
+            explanation=plain_meaning(text), where=tuple(reversed(where)), detail=text)
     message = first_line(text) if text else type(exc).__name__
     return Finding(
         FindingKind.ERROR,

@@ -36,8 +36,8 @@ def _outside(info: BlockInfo, record: CallRecord, point: tuple[int, ...], index:
         FindingKind.OOB_BLOCK,
         f"{info.role.capitalize()} {info.name}: block index {index} at grid point {point} lies outside "
         f"the array. Along dimension {dim} a block holds {size} element(s), so block {index[dim]} "
-        f"starts at element {index[dim] * size}, but {info.name} has {extent} there (valid block "
-        f"indices 0..{last_valid}).",
+        f"would start at element {index[dim] * size}, past the end: {info.name} has only {extent} "
+        f"element(s) along that dimension, so its valid block indices there are 0..{last_valid}.",
         where=_grid_first(record, point, index[dim], last_valid) + record.where(info), grid_point=point,
         array=info.name,
     )
@@ -57,13 +57,21 @@ def check_index_maps(record: CallRecord, prefetch: Sequence[Any], allow_revisits
     if not grid or int(np.prod(grid)) > MAX_GRID_POINTS_CHECKED:
         return
     points = list(itertools.product(*(range(g) for g in grid)))
+    first: StrictViolation | None = None
     for info in record.inputs + record.outputs:
         if info.index_map is None or info.block_dims is None or info.memory_space is not None:
             continue
-        visits = _visits(info, record, points, prefetch)
-        if info.role == "output" and visits is not None:
-            info.covered = _coverage(info.array_shape, info.block_dims, visits)
-            _check_revisits(info, record, points, visits, allow_revisits)
+        # After the first fault the other operands' block indices are still recorded: the grid
+        # view draws every operand's blocks, not only those of the operands checked before it.
+        try:
+            visits = _visits(info, record, points, prefetch)
+            if info.role == "output" and visits is not None:
+                info.covered = _coverage(info.array_shape, info.block_dims, visits)
+                _check_revisits(info, record, points, visits, allow_revisits)
+        except StrictViolation as exc:
+            first = first or exc
+    if first is not None:
+        raise first
 
 
 def _visits(info: BlockInfo, record: CallRecord, points: list[tuple[int, ...]],
@@ -76,6 +84,7 @@ def _visits(info: BlockInfo, record: CallRecord, points: list[tuple[int, ...]],
     assert dims is not None
     visits: dict[tuple[int, ...], list[int]] = {}
     info.block_indices = []
+    outside: Finding | None = None
     for order, point in enumerate(points):
         try:
             index = _evaluate(info.index_map, point, prefetch)  # type: ignore[arg-type]
@@ -86,10 +95,12 @@ def _visits(info: BlockInfo, record: CallRecord, points: list[tuple[int, ...]],
             info.block_indices = None
             return None
         for d, (size, i) in enumerate(zip(dims, index)):
-            if i < 0 or i * size >= info.array_shape[d]:
-                raise StrictViolation(_outside(info, record, point, index, d, size))
+            if outside is None and (i < 0 or i * size >= info.array_shape[d]):
+                outside = _outside(info, record, point, index, d, size)
         visits.setdefault(index, []).append(order)
-        info.block_indices.append(index)
+        info.block_indices.append(index)  # every step's, the ones outside too: the view draws them
+    if outside is not None:
+        raise StrictViolation(outside)
     return visits
 
 

@@ -17,7 +17,9 @@ from typing import Any
 from pallas_puzzles.engine.intercept import (
     call_reader,
     eager,
+    grid_order,
     index_maps,
+    negative_indices,
     poison,
     sentinel,
     static_slices,
@@ -76,6 +78,8 @@ def install() -> None:
         pl.pallas_call = strict_pallas_call
     poison.install()
     static_slices.install()
+    negative_indices.install()
+    grid_order.install()
 
 
 def reset_interpreter() -> None:

@@ -1,10 +1,15 @@
-"""What the interpreter reads from memory no one wrote: NaN, or finite garbage.
+"""What the interpreter reads from memory no one wrote: NaN, large garbage, or stale data.
 
 Pallas's TPU interpreter fills block padding and fresh scratch buffers with one
 value, NaN for floats. A kernel that scrubs NaNs (jnp.nan_to_num, isnan tests)
-instead of masking by position passes with NaN padding, yet reads finite garbage
-on hardware. The checker therefore alternates the fill per shape case between
-NaN and large finite values of both signs (StrictSession.poison).
+instead of masking by position passes with NaN padding, yet reads other values
+on hardware; one that throws away "implausibly large" values of memory it never
+wrote passes with any huge garbage. On hardware that memory holds stale data of
+ordinary size. The checker therefore changes the fill per shape case: NaN, then
+in turn +1e6, a value taken from the case's own inputs, and -1e6
+(StrictSession.poison). In the stale-data cases the output blocks start out
+holding that value too (StrictSession.sentinel), as a TPU's output buffers hold
+the previous block's data.
 
 The interpreter has no public option for the value ("nan" or "zero" only), so
 this replaces its one private helper, jax._src.pallas.mosaic.interpret.utils.
@@ -16,8 +21,10 @@ value is kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from pallas_puzzles.engine.intercept.session import active
 
@@ -26,11 +33,32 @@ GARBAGE = 1.0e6  # large, finite and exact in float32, bfloat16 and float16; far
 _original: Callable[..., Any] | None = None
 
 
-def poison_for_case(index: int) -> float:
-    """Case 0 reads NaN (the clearest symptom); later cases finite garbage, alternating in sign."""
+STALE_IF_NONE = 0.375  # stale data for a case whose inputs offer no float (exact in every float type)
+
+
+def unwritten_memory(index: int, inputs: Sequence[np.ndarray] = ()) -> tuple[float, float | None]:
+    """What memory no program wrote holds in shape case `index`: (padding and scratch, output
+    blocks before their first write; None there: the sentinel that marks elements never written).
+
+    Case 0 reads NaN (the clearest symptom); then, in turn, +1e6, stale data, -1e6.
+    """
     if index == 0:
-        return math.nan
-    return GARBAGE if index % 2 else -GARBAGE
+        return math.nan, None
+    turn = (index - 1) % 3
+    if turn == 1:
+        stale = stale_value(inputs)
+        return stale, stale
+    return (GARBAGE if turn == 0 else -GARBAGE), None
+
+
+def stale_value(inputs: Sequence[np.ndarray]) -> float:
+    """A value of ordinary size from the case's inputs: what a buffer last used for them would hold."""
+    for array in inputs:
+        if "float" in np.dtype(array.dtype).name and array.size:
+            value = float(np.asarray(array).flat[0])
+            if value != 0.0 and math.isfinite(value):
+                return value
+    return STALE_IF_NONE
 
 
 def _poisoned_value(dtype: Any, uninitialized_memory: str) -> Any:

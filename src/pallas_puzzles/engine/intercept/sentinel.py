@@ -24,6 +24,11 @@ def sentinel_for(dtype: Any) -> Any:
     return None
 
 
+def fill_for(dtype: Any, override: float | None) -> Any:
+    """What an output element holds until a program writes it: the sentinel, or the case's own fill."""
+    return sentinel_for(dtype) if override is None else np.asarray(override, dtype)
+
+
 def _first_visit_flags(grid: tuple[int, ...], maps: list[Callable[..., Any] | None],
                        prefetch_refs: Sequence[Any]) -> list[Any]:
     """Per output: whether this grid point is the first of a run of visits to its block."""
@@ -55,8 +60,9 @@ def with_sentinel_fill(kernel: Callable[..., Any], record: CallRecord, skip_outp
                        fill_value: float | None = None) -> Callable[..., Any]:
     """The learner's kernel, preceded by a sentinel fill of each output block on its first visit.
 
-    `fill_value` replaces the sentinel in a probe run: a small value that an accumulating
-    store visibly changes, telling "never written" from "read before written".
+    `fill_value` replaces the sentinel where a case or a probe run asks: stale data of
+    ordinary size (poison.py), or a small value that an accumulating store visibly
+    changes, telling "never written" from "read before written".
     """
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
@@ -69,7 +75,7 @@ def with_sentinel_fill(kernel: Callable[..., Any], record: CallRecord, skip_outp
         out_refs = refs[n_prefetch + n_in: n_prefetch + n_in + n_out]
         flags = _first_visit_flags(record.grid, maps, prefetch_refs)
         for position, (ref, flag) in enumerate(zip(out_refs, flags)):
-            value = sentinel_for(ref.dtype) if fill_value is None else np.asarray(fill_value, ref.dtype)
+            value = fill_for(ref.dtype, fill_value)
             if position in skip_outputs or value is None:
                 continue
 

@@ -37,12 +37,15 @@ class StrictSession:
     allow_revisits: bool = False
     cores: int = 1  # simulated TensorCores
     detect_races: bool = False
-    # What uninitialised memory and block padding read as (see poison.py): NaN, or finite
-    # garbage of either sign, as on hardware. Alternated per shape case.
+    # What uninitialised memory and block padding read as (see poison.py): NaN, finite garbage
+    # of either sign, or stale data of ordinary size, as on hardware. Changed per shape case.
     poison: float = math.nan
-    # Seeds the interpreter's shuffle of "parallel" grid axes: each case runs them in another order.
+    # Seeds the interpreter's shuffle of "parallel" grid axes: each case runs them in another order,
+    # never the written one (grid_order.py); reverse_parallel runs them all backwards instead.
     seed: int = 0
-    # The value written into output blocks before their first visit; None: sentinel.sentinel_for.
+    reverse_parallel: bool = False
+    # The value written into output blocks before their first visit (stale data, or a probe's
+    # small fill); None: sentinel.sentinel_for, which marks elements never written.
     sentinel: float | None = None
     # Run every "parallel" axis as "arbitrary" (in order): a probe for order-dependent kernels.
     sequential: bool = False

@@ -30,12 +30,13 @@ from pallas_puzzles.results import CallLayout, CaseResult, Finding
 
 
 def new_session(case: Case) -> StrictSession:
-    """The strict settings of one shape case: its garbage value and its shuffle of parallel axes."""
+    """The strict settings of one shape case: its shuffle of parallel axes (the first case runs them
+    backwards); what unwritten memory holds is set from the case's inputs when it runs."""
     puzzle = case.puzzle
     return StrictSession(backend=case.backend, learner_file=str(case.learner_file),
                          allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
-                         detect_races=puzzle.detect_races, poison=poison.poison_for_case(case.index),
-                         seed=case.index)
+                         detect_races=puzzle.detect_races, seed=case.index,
+                         reverse_parallel=case.index == 0)
 
 
 def layouts(session: StrictSession) -> tuple[CallLayout, ...]:
@@ -90,6 +91,7 @@ def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_c
 
     session = new_session(case)
     inputs, expected, flops = case.data()
+    session.poison, session.sentinel = poison.unwritten_memory(case.index, inputs)
     interprets = session.backend.interprets
     device = jax.devices("cpu")[0] if interprets else None
     try:
@@ -107,7 +109,8 @@ def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_c
     if shape_problem is not None:
         return finish(case, session, False, shape_problem)
     block, covered = output_layout(session, tuple(expected.shape))
-    mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered)
+    mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered,
+                       session.sentinel)
     if mismatch is not None:
         rerun = functools.partial(probe.rerun, session, entry, inputs)
         causes, mismatch = cause.explain(expected, np.asarray(got), mismatch, session, covered, rerun)

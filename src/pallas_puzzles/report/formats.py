@@ -1,0 +1,100 @@
+"""The output formats, behind one seam.
+
+A command hands a format data (one check's verdict, a finished run, the course
+listing, a grid view, a failure sentence) and prints what the format returns:
+rich renderables for the terminal, text for the others. No format words a
+verdict itself: the sentences come from `sentences`.
+
+Adding a format (JUnit XML, exercism's results.json) is one module with a
+`Format` subclass plus one line in FORMATS; the CLI's `--format` offers every
+name listed there. Modules are imported on first use, like the checker's targets.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.results import CheckResult
+
+if TYPE_CHECKING:
+    from pallas_puzzles.progress import Progress
+    from pallas_puzzles.report.frames import GridView
+
+# name -> "module:Class"; the first is the default.
+FORMATS: dict[str, str] = {
+    "terminal": "pallas_puzzles.report.terminal:TerminalFormat",
+    "json": "pallas_puzzles.report.json_view:JsonFormat",
+    "notebook": "pallas_puzzles.report.verdict_html:NotebookFormat",
+    "page": "pallas_puzzles.report.grid_html:PageFormat",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One check, as a command knows it."""
+
+    puzzle: Puzzle
+    result: CheckResult
+    card: bool = False  # the performance card belongs after it (one puzzle checked, not lowered)
+    one_of_many: bool = False  # part of `--all`: an untouched stub is one line
+
+    @property
+    def card_applies(self) -> bool:
+        """The card is shown when the numbers were right, even if the check failed on its budget."""
+        return self.card and self.result.numbers_right
+
+
+@dataclass
+class RunReport:
+    """A finished `verify`/`lower`/`perf` run: every verdict, and the puzzles it skipped and why."""
+
+    verdicts: list[Verdict] = field(default_factory=list)
+    skipped: list[tuple[Puzzle, str]] = field(default_factory=list)
+    many: bool = False  # `--all`: a summary, not one check
+
+    @property
+    def results(self) -> list[CheckResult]:
+        return [v.result for v in self.verdicts]
+
+
+Rendered = Any  # a rich renderable (terminal) or text (the others); None: nothing to write
+
+
+class Format:
+    """One way of writing what pallas-puzzles says. A format that cannot show something says so."""
+
+    name: ClassVar[str] = ""
+    document: ClassVar[bool] = False  # writes one document once the run is over, and nothing before
+
+    def check(self, verdict: Verdict) -> Rendered:
+        """One verdict, as soon as it is known (a document format returns None and waits for `run`)."""
+        return self._cannot("a check")
+
+    def run(self, report: RunReport) -> Rendered:
+        """Everything is checked: a summary, or the one document."""
+        return None
+
+    def listing(self, progress: Progress) -> Rendered:
+        return self._cannot("the course list")
+
+    def grid(self, view: GridView) -> Rendered:
+        return self._cannot("a grid view")
+
+    def error(self, message: str) -> Rendered:
+        """A command failed with this sentence (already said on stderr); a document format records it."""
+        return None
+
+    def _cannot(self, what: str) -> Rendered:
+        raise UserError(f"The {self.name} format cannot show {what}.")
+
+
+def get(name: str) -> Format:
+    """A format by name; one sentence for a name that is not one."""
+    if name not in FORMATS:
+        raise UserError(f"There is no output format '{name}'; choose one of: {', '.join(FORMATS)}.")
+    module, _, cls = FORMATS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)()

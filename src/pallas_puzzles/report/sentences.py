@@ -1,0 +1,129 @@
+"""Every sentence a verdict or a grid view says, written once for every format.
+
+Formats (terminal, JSON, the notebook's HTML, the grid page) add markup and
+colour around these strings; none of them words a verdict of its own. Each
+function takes data from `results` or `frames` and returns plain text.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.results import CaseResult, CheckResult, Mismatch
+
+# The block map's cells, in the order its legend lists them.
+MAP_LEGEND = ((".", "right"), ("x", "wrong"), ("N", "NaN/garbage"), ("?", "never written"))
+
+
+def place(file: str, line: int) -> str:
+    """A line of the learner's code as a terminal names it: the file's name and the line."""
+    return f"{Path(file).name}:{line}"
+
+
+def puzzle_title(puzzle: Puzzle) -> str:
+    return f"Puzzle {puzzle.number}: {puzzle.title}"
+
+
+def mismatch_counts(m: Mismatch) -> str:
+    """'21600 of 60000 output elements are wrong (21600 never written)'."""
+    extras = []
+    if m.n_unwritten:
+        extras.append(f"{m.n_unwritten} never written")
+    if m.n_nan:
+        extras.append(f"{m.n_nan} NaN/garbage")
+    if not math.isnan(m.max_abs_error):
+        extras.append(f"max abs error {m.max_abs_error:.3g}")
+    return f"{m.n_bad} of {m.total} output elements are wrong" + (f" ({', '.join(extras)})" if extras else "")
+
+
+def mismatch_scope(m: Mismatch) -> str:
+    return f"Output shape {m.shape}; tolerance rtol={m.rtol:g}, atol={m.atol:g}. First mismatches:"
+
+
+def block_map_heading(m: Mismatch) -> str:
+    return f"Where, {m.block_map_title}:"
+
+
+def case_outcome(case: CaseResult) -> str:
+    """'Shape case N=32: passed' (or failed)."""
+    return f"Shape case {case.label}: {'passed' if case.passed else 'failed'}"
+
+
+def passed_cases(result: CheckResult) -> str:
+    labels = "; ".join(c.label for c in result.cases)
+    return f"passed {len(result.cases)} shape cases ({labels})"
+
+
+def footer(result: CheckResult) -> str:
+    """'backend interpret · 0.24 s'."""
+    return f"backend {result.backend} · {result.seconds:.2f} s" if result.backend else f"{result.seconds:.2f} s"
+
+
+def cases_not_run(result: CheckResult) -> str:
+    return f"({result.skipped_cases} more shape case(s) not run: fix this one first)"
+
+
+PRINTED = "your code printed"
+
+
+NOT_STARTED_TASK = "Fill in the lines marked TODO and save:"
+
+
+def not_started_line(puzzle: Puzzle) -> str:
+    """One line for a run over many puzzles: `verify --all` on a fresh workspace."""
+    return f"○ {puzzle_title(puzzle)} — not started"
+
+
+def run_tally(passed: int, failed: int, not_started: int) -> str:
+    """'3 passed, 1 failed, 26 not started'; untouched stubs are not failures."""
+    text = f"{passed} passed, {failed} failed"
+    return text + (f", {not_started} not started" if not_started else "")
+
+
+def interrupted(done: int, total: int, results: list[CheckResult]) -> str:
+    waiting = sum(r.not_started for r in results)
+    passed = sum(r.passed for r in results)
+    return (f"Stopped with Ctrl-C after {done} of {total} puzzles "
+            f"({run_tally(passed, done - passed - waiting, waiting)}); nothing of yours was changed.")
+
+
+def kept_verdicts(count: int, folder: str) -> str:
+    return (f"{count} unchanged file(s) kept the verdict of their last check "
+            f"(delete {folder} to check them again).")
+
+
+# -- the grid view (terminal step-through and the page) -----------------------
+
+GRID_LEGEND = {
+    "copied": "block copied in",
+    "reused": "block reused",
+    "visited": "used by an earlier step",
+    "x": "wrong",
+    "N": "NaN",
+    "?": "never written",
+    "outside": "outside the array",
+}
+FAULT_AT_STEP = "the fault above happened at this step"
+BAD_BLOCK_AT_STEP = "this step's output block holds bad elements"
+NOT_REACHED = "the interpreter stopped before this step"
+NO_STEP_COVERS = "No step's block covers the bad elements: no program ever wrote them."
+PLANNED_ONLY = ("The kernel never ran: every index_map was evaluated over the whole grid first, and the "
+                "steps below are the blocks they choose.")
+MOVES = {  # (role is output, a block moved) -> what the step does with its block
+    (False, True): "copied in",
+    (False, False): "reused (same block as the step before)",
+    (True, True): "new block",
+    (True, False): "same block as the step before (stays in VMEM)",
+}
+
+
+def stopped_after(ran: int, steps: int) -> str:
+    return f"The interpreter stopped after {ran} of {steps} steps."
+
+
+def outside_block(index: tuple[int, ...], counts: tuple[int, ...]) -> str:
+    """A block index an index_map chose outside the array."""
+    valid = ", ".join(f"0..{n - 1}" for n in counts)
+    return f"block {index} — outside the array (valid block indices {valid})"
