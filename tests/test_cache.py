@@ -70,7 +70,7 @@ def test_the_same_bytes_at_another_path_are_another_key(space):
     assert cache.key(PUZZLE, twin) != cache.key(PUZZLE, learner)
 
 
-@pytest.mark.parametrize("change", ["code", "stub", "jax", "jaxlib", "python", "environment"])
+@pytest.mark.parametrize("change", ["code", "stub", "jax", "jaxlib", "python", "environment", "fast path off"])
 def test_each_part_of_the_context_invalidates(space, monkeypatch, change):
     workspace, learner = space
     store(workspace, learner, verdict())
@@ -84,8 +84,10 @@ def test_each_part_of_the_context_invalidates(space, monkeypatch, change):
         monkeypatch.setattr(cache_module, "_version", lambda name: "9.9.9" if name == change else real(name))
     elif change == "python":
         monkeypatch.setattr(sys, "version", "3.99.0 (another interpreter)")
-    else:
+    elif change == "environment":
         monkeypatch.setenv("JAX_ENABLE_X64", "1")
+    else:
+        monkeypatch.setenv("PALLAS_PUZZLES_FAST", "0")
     assert stored(workspace, learner) is None
 
 

@@ -33,7 +33,9 @@ from pallas_puzzles.workspace import Workspace
 FOLDER = "results"
 MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
 CODE_SUFFIXES = (".py", ".toml", ".json")
-ENVIRONMENT_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "LIBTPU_")
+# PALLAS_PUZZLES_FAST: the switches of the checker's speed-ups (the fast path, the fast compile flags):
+# a check run to rule them out must not be answered with a verdict they gave.
+ENVIRONMENT_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "LIBTPU_", "PALLAS_PUZZLES_FAST")
 MOMENTARY = {FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH, FindingKind.INTERNAL}
 ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.engine.targets import process
+from pallas_puzzles.engine.targets.fast_path import freeze_start_up
 from pallas_puzzles.engine.targets.process import Started
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
@@ -40,6 +41,8 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
     if started is None:
         return
     from pallas_puzzles.engine.checker import check_puzzle
+
+    freeze_start_up()
 
     previous: str | None = None  # the puzzle checked last
     while True:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pallas_puzzles.engine.intercept import (
     call_reader,
+    eager,
     grid_order,
     index_maps,
     negative_indices,
@@ -58,7 +59,9 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
             run_kwargs["interpret"] = session.interpret_params()
             if session.sequential:
                 run_kwargs["compiler_params"] = _in_order(run_kwargs.get("compiler_params"))
-        out = _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
+            out = eager.launcher(_original_pallas_call(run_kernel, *args, **run_kwargs))(*operands)
+        else:
+            out = _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
         record.results = tuple(leaf for leaf in jax.tree.leaves(out) if not isinstance(leaf, jax.core.Tracer))
         # Finish this call before the launcher goes on: its copies and grid points are recorded against it.
         return jax.block_until_ready(out) if record.results else out

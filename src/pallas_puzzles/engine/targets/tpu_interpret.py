@@ -5,6 +5,8 @@ The learner's `pl.pallas_call` is replaced by the strict stand-in
 out-of-bounds reads raise instead of clamping, padding and unwritten memory read
 as NaN or garbage, output blocks start from a sentinel, parallel axes run
 shuffled, and DMAs and semaphores are watched (engine/intercept/dma_watch.py).
+Small grids are interpreted eagerly and the checker stays warm between puzzles
+(engine/targets/fast_path.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
+from pallas_puzzles.engine.targets.fast_path import FastPath, trim_heap
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,16 +42,24 @@ class TpuInterpreter(Target):
     cost_card: ClassVar[bool] = True
     partners: ClassVar[dict[str, str]] = {"lower": "tpu-lowering", "gpu": "device", "tpu": "device"}
 
+    def __init__(self, fast: FastPath | None = None) -> None:
+        self.fast = fast if fast is not None else FastPath.from_environment()
+        self.puzzles_kept = 0  # puzzles since JAX's caches were last cleared
+
     def start(self) -> None:
-        from pallas_puzzles.engine.intercept import dma_watch, patch
+        from pallas_puzzles.engine.intercept import dma_watch, eager, patch
 
         patch.install()
         dma_watch.install()
+        eager.install()
+        eager.reuse_contexts(self.fast.context_reuse)
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
+        from pallas_puzzles.engine.intercept import eager
         from pallas_puzzles.engine.targets import pallas_case
 
-        return pallas_case.run(case, entry, self.reset, self.cost_card)
+        with eager.eagerly(self.fast.eager_grid_limit):
+            return pallas_case.run(case, entry, self.reset, self.cost_card)
 
     def after_cases(self, puzzle: Puzzle, entry: Callable[..., Any], learner_file: Path,
                     backend: Backend) -> CaseResult | None:
@@ -63,16 +74,23 @@ class TpuInterpreter(Target):
         patch.reset_interpreter()
 
     def between_puzzles(self) -> None:
+        self.puzzles_kept += 1
+        if self.fast.keeps_caches(self.puzzles_kept):
+            return
+        self.puzzles_kept = 0
         forget_compiled()
+        if self.fast.trim_heap:
+            trim_heap()
 
 
 def forget_compiled() -> None:
     """Drop JAX's in-memory caches when the process moves on to another puzzle.
 
-    Programs compiled for one puzzle are never reused by the next (each check
+    Compiled interpreter programs are never reused by the next puzzle (each check
     traces a fresh module), yet they pile up: over the whole course a checker
     grows from about 220 MiB to 450 MiB without this, and stays near 270 MiB
-    with it. Checks of the same puzzle (watch mode's saves) keep the caches.
+    with it. Checks of the same puzzle (watch mode's saves) keep the caches, and
+    the fast path keeps them across puzzles up to its memory ceiling.
     """
     import gc
 

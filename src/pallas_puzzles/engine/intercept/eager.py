@@ -1,0 +1,138 @@
+"""Running Pallas's TPU interpreter op by op instead of compiling it, and what makes that cheap.
+
+Interpreted, a pallas_call becomes one XLA program per shape case: the interpreter's
+Python is traced into it and its memory model runs as host callbacks. That program
+holds callbacks bound to the case, so JAX never reuses it, and compiling it is most
+of a small check. Run eagerly, the same interpreter code executes each operation as
+it goes; the small programs of those operations are compiled once and reused by
+every later case and puzzle. For large grids per-op dispatch costs more than one
+compile, so the caller chooses by grid size (see `eagerly`).
+
+Private entry points, read on jax 0.10.2 and 0.12.0.1:
+- jax._src.pallas.pallas_call.pallas_call_p: its impl, which runs when the primitive
+  is bound outside any trace. JAX's jit-compiles the bind; ours interprets with
+  jax._src.pallas.mosaic.interpret.interpret_pallas_call.interpret_pallas_call (the
+  function the compiled path lowers, with the same arguments) under jax.disable_jit.
+- the launcher's function: pl.pallas_call returns it wrapped in jax.jit; `launcher`
+  takes its __wrapped__ so the bind happens eagerly (tracing the kernel is unchanged).
+- jax._src.callback.io_callback_p: its impl compiles a program around each callback;
+  during an eager interpretation ours calls jax._src.callback.io_callback_impl, the
+  function the compiled program calls back into (it logs a failure the way
+  session_scope collects it).
+- jax._src.interpreters.mlir.make_ir_context: every lowering makes an MLIR context,
+  and each cached program keeps its own alive. jax 0.12 reuses a thread's context 10
+  times (its _create_ir_context makes one), jax 0.10 never does; `reuse_contexts`
+  sets the count for both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+_state = threading.local()  # .limit: the largest grid run eagerly here; .interpreting: inside one
+_installed = False
+_context_reuse = 0  # times a thread's MLIR context is reused; 0: JAX's own behaviour
+_make_context: Callable[[], Any] | None = None  # JAX's function that makes a fresh context
+
+
+def _limit() -> int:
+    return getattr(_state, "limit", 0)
+
+
+@contextlib.contextmanager
+def eagerly(limit: int) -> Iterator[None]:
+    """Within this block, on this thread, interpreted pallas_calls whose grid has at most `limit`
+    points run op by op; larger ones (and every call when `limit` is 0) are compiled."""
+    previous = _limit()
+    _state.limit = limit
+    try:
+        yield
+    finally:
+        _state.limit = previous
+
+
+def launcher(call: Callable[..., Any]) -> Callable[..., Any]:
+    """The function pl.pallas_call returned, without its jax.jit where calls may run eagerly."""
+    return getattr(call, "__wrapped__", call) if _limit() else call
+
+
+def grid_points(grid_mapping: Any) -> float:
+    """How many grid points a call runs; infinite when the grid is only known at run time."""
+    sizes = tuple(grid_mapping.grid)
+    if not all(isinstance(size, int) for size in sizes):
+        return math.inf
+    return math.prod(sizes)
+
+
+def _interpret_eagerly(original: Callable[..., Any]) -> Callable[..., Any]:
+    import jax
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as interpreter
+    from jax._src.pallas.mosaic.interpret.params import InterpretParams
+
+    def impl(*args: Any, interpret: Any = None, **params: Any) -> Any:
+        if not isinstance(interpret, InterpretParams) or grid_points(params["grid_mapping"]) > _limit():
+            return original(*args, interpret=interpret, **params)
+        _state.interpreting = getattr(_state, "interpreting", 0) + 1
+        try:
+            with jax.disable_jit():
+                out = interpreter.interpret_pallas_call(*args, interpret_params=interpret, **params)
+        finally:
+            _state.interpreting -= 1
+        # The interpreter hands back its callbacks' numpy results: make them arrays, as the bind promises.
+        return [jax.device_put(value) for value in out]
+
+    return impl
+
+
+def _call_back_directly(original: Callable[..., Any]) -> Callable[..., Any]:
+    from jax._src import callback
+
+    def impl(*args: Any, **params: Any) -> Any:
+        if getattr(_state, "interpreting", 0):
+            return callback.io_callback_impl(*args, **params)
+        return original(*args, **params)
+
+    return impl
+
+
+def _reused_context() -> Any:
+    assert _make_context is not None
+    held = getattr(_state, "context", None)
+    if held is not None and held[1] < _context_reuse:
+        _state.context = (held[0], held[1] + 1)
+        return held[0]
+    context = _make_context()
+    _state.context = (context, 0)
+    return context
+
+
+def reuse_contexts(times: int) -> None:
+    """Let each thread reuse its MLIR context `times` times (0: as JAX does by itself)."""
+    global _context_reuse
+    _context_reuse = times
+    _state.context = None
+
+
+def install() -> None:
+    """Install the hooks (idempotent); they change nothing outside `eagerly` and `reuse_contexts`."""
+    global _installed, _make_context
+    if _installed:
+        return
+    from jax._src import callback
+    from jax._src.interpreters import mlir
+    from jax._src.pallas import pallas_call
+
+    pallas_call.pallas_call_p.def_impl(_interpret_eagerly(pallas_call.pallas_call_p.impl))
+    callback.io_callback_p.def_impl(_call_back_directly(callback.io_callback_p.impl))
+    jax_make_context = mlir.make_ir_context
+    _make_context = getattr(mlir, "_create_ir_context", jax_make_context)
+
+    def make_ir_context() -> Any:
+        return _reused_context() if _context_reuse else jax_make_context()
+
+    mlir.make_ir_context = make_ir_context
+    _installed = True

@@ -1,0 +1,103 @@
+"""tpu-interpret's fast path: what a checker keeps warm between checks, and the switch that turns it off.
+
+A cold check of a small puzzle spent most of its time compiling one XLA program per
+shape case that nothing ever reused, and clearing JAX's caches between puzzles threw
+away the rest. The fast path:
+- interprets a call whose grid has at most `eager_grid_limit` points op by op
+  (engine/intercept/eager.py), whose small programs every later case reuses; a
+  larger grid is compiled, as one program beats thousands of dispatches;
+- keeps JAX's caches between puzzles until the process's own memory passes
+  `memory_ceiling_mib`, and then clears them and hands the freed heap back to the
+  system (`trim_heap`: glibc keeps it otherwise, and the process stays as large);
+- reuses each thread's MLIR context `context_reuse` times, so those cached programs
+  do not each keep a context alive;
+- freezes what start-up built out of the garbage collector's sight in a checker's
+  own process (`freeze_start_up`), and collects only when the caches are cleared.
+(Every check places a case's inputs with jax.device_put, fast path or not: specs.on_device.)
+
+None of this changes a verdict (tests/test_fast_path.py checks every reference
+solution, mistake and correct alternative both ways). PALLAS_PUZZLES_FAST=0 turns it
+all off: to compare, or to rule it out. Nothing here imports JAX at module level.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from dataclasses import dataclass
+
+VARIABLE = "PALLAS_PUZZLES_FAST"
+
+# Measured per shape case, op by op (its small programs warm) against compiled (a new program, as
+# every edit of the learner's makes): over grids of 4 to 64 points of four puzzles' kernels, op by
+# op wins below 24-32 points on jax 0.10.2 and below 32-48 on jax 0.12.0.1, compiling beyond.
+EAGER_GRID_LIMIT = 24
+# Anonymous memory (heap, JAX's caches) a checker may reach before it clears JAX's caches: about 70
+# MiB once JAX is imported, 120 after a dozen puzzles, 250 after the whole course if never cleared; a
+# clear brings 175 back to 115. The JAX libraries' own pages (120-130 MiB) come on top. The whole
+# course in one checker: peak 355 MiB at 150 (jax 0.10.2; 347 on 0.12.0.1), 401 at 200 (396), as fast.
+MEMORY_CEILING_MIB = 150.0
+# Where a process's memory cannot be read (not Linux): the caches are cleared after this many puzzles,
+# about what a checker grows by 50 MiB in.
+PUZZLES_PER_CLEAR = 10
+# MLIR contexts reused per thread: jax 0.12 itself reuses 10 times; 100 keeps the memory of a
+# whole course's cached programs lower at no cost in speed.
+CONTEXT_REUSE = 100
+
+
+@dataclass(frozen=True)
+class FastPath:
+    eager_grid_limit: int = EAGER_GRID_LIMIT  # 0: every call is compiled
+    memory_ceiling_mib: float = MEMORY_CEILING_MIB  # 0: caches cleared whenever the puzzle changes
+    context_reuse: int = CONTEXT_REUSE  # 0: as the installed JAX does
+    freeze_gc: bool = True
+    trim_heap: bool = True  # after clearing the caches (0.1 s; rare with a ceiling, so worth it)
+
+    @classmethod
+    def from_environment(cls) -> FastPath:
+        return OFF if os.environ.get(VARIABLE, "").strip() == "0" else cls()
+
+    def keeps_caches(self, puzzles_kept: int) -> bool:
+        """May the caches stay for the next puzzle, `puzzles_kept` puzzles after they were last cleared?
+        While the process is under the ceiling; where its memory cannot be read, for a few puzzles."""
+        if self.memory_ceiling_mib <= 0:
+            return False
+        used = private_memory_mib()
+        if used is None:
+            return puzzles_kept < PUZZLES_PER_CLEAR
+        return used < self.memory_ceiling_mib
+
+
+OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, freeze_gc=False, trim_heap=False)
+
+
+def private_memory_mib() -> float | None:
+    """This process's anonymous resident memory in MiB (Linux's /proc); None where it cannot be read."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def freeze_start_up() -> None:
+    """Once a checker's own process has started JAX (never in a notebook: the learner's objects are
+    not ours to freeze): JAX's hundreds of thousands of import-time objects live as long as the process,
+    so the collector stops walking them, and a full collection costs milliseconds, not 50 ms."""
+    if FastPath.from_environment().freeze_gc:
+        gc.freeze()
+
+
+def trim_heap() -> None:
+    """Hand the heap's free memory back to the system (glibc's malloc_trim; elsewhere nothing)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        ctypes.CDLL(name).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):
+        pass  # not glibc: its allocator decides
