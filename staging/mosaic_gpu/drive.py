@@ -73,7 +73,17 @@ def _spec(name: str) -> Any:
     return module
 
 
+_cache: dict[tuple[str, int], tuple[tuple[np.ndarray, ...], np.ndarray]] = {}
+
+
 def case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Inputs and the spec's output; computed once per process, as the checker's worker does."""
+    if (puzzle.name, index) not in _cache:
+        _cache[puzzle.name, index] = _compute(puzzle, index, sizes)
+    return _cache[puzzle.name, index]
+
+
+def _compute(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
     import jax
     import jax.numpy as jnp
 
@@ -126,6 +136,9 @@ def main() -> int:
     parser.add_argument("what", nargs="?", default="all")
     parser.add_argument("--only", default="")
     args = parser.parse_args()
+    from pallas_puzzles.backends import use_checker_xla_flags
+
+    use_checker_xla_flags()  # as in every checker process: strict precision, cheap compiles
     from pallas_puzzles.engine.targets.mosaic_gpu import MosaicGpuTarget
 
     target = MosaicGpuTarget()

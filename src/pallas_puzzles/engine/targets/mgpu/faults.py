@@ -92,10 +92,11 @@ def race_finding(race: Race) -> Finding:
                        f"{both}: the copy may overwrite the buffer while that earlier access still uses it "
                        "(no plgpu.commit_smem(), or no wait on an 'empty' barrier, came between them).",
                        where=where)
-    if a.op == "tma-store" and not a.writes and b.op == "write":
+    if a.op in ("tma-store", "wgmma") and not a.writes and b.op == "write":
+        reader = "the TMA store" if a.op == "tma-store" else "the wgmma"
         return Finding(FindingKind.SMEM_UNCOMMITTED,
                        f"{both}: the store into shared memory was not committed (plgpu.commit_smem()) "
-                       "before the TMA store read it.", where=where)
+                       f"before {reader} read it.", where=where)
     if a.writes and b.op == "tma-store" and not b.writes:
         return Finding(FindingKind.TMA_STORE_UNWAITED,
                        f"{both}: the TMA store may still be reading the buffer (no plgpu.wait_smem_to_gmem "

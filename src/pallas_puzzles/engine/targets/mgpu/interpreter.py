@@ -1,12 +1,12 @@
 """Hooks into JAX's Mosaic GPU interpreter: which learner line each memory operation comes from,
-the first failure, which elements each buffer has had written, and one interpreter limit lifted.
+the first failure, a TMA store left running, and one interpreter limit lifted.
 
 Private API, checked on jax 0.12.0.1 only (the chapter needs jax >= 0.12; on 0.10.2 the interpreter
 lacks most of what it uses): jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks (its callback
 functions, looked up by module attribute when a kernel is traced, and `reset_gpu_interpret_mode_state`)
-and shared_memory.GPUSharedMemory (allocate_buffer, get/store/swap_buffer_content, set_failed,
-kernel_thread_finished). The hooks only read what passes through; the one change of behaviour is
-`copy_smem_to_gmem` with a predicate (see _predicated_store). Barriers: barriers.py; races: races.py.
+and shared_memory.GPUSharedMemory (set_failed, kernel_thread_finished). The hooks only read what
+passes through; the one change of behaviour is `copy_smem_to_gmem` with a predicate (see
+_predicated_store). Barriers: barriers.py; races: races.py; written elements: memory_marks.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from pallas_puzzles.engine.explain.source import make_line, same_file
-from pallas_puzzles.engine.targets.mgpu.record import StoreNotWaited, UnfilledRead, active
+from pallas_puzzles.engine.targets.mgpu.record import StoreNotWaited, active
 from pallas_puzzles.results import SourceLine
 
 # The interpreter's callbacks that carry the source_info of the kernel line they run for.
@@ -104,74 +104,6 @@ def _capture_failure(original: Callable[..., Any]) -> Callable[..., Any]:
     return set_failed
 
 
-# --- which elements of each fresh buffer have been written -------------------------------------
-# A buffer allocated all-NaN (SMEM scratch, kernel outputs: uninitialized_memory="nan") gets a mask.
-
-def _track_allocation(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def allocate_buffer(self: Any, key: Any, ref_count: int, value: Any, *args: Any, **kwargs: Any) -> Any:
-        array = np.asarray(value)
-        written = self.__dict__.setdefault("_pp_written", {})
-        if (active.record is not None and key not in written and array.size and array.dtype.kind == "f"
-                and bool(np.isnan(array.astype(np.float32)).all())):
-            written[key] = np.zeros(array.shape, dtype=bool)
-        return original(self, key, ref_count, value, *args, **kwargs)
-
-    return allocate_buffer
-
-
-def _mark(self: Any, key: Any, access: Any, mask: Any = None) -> None:
-    written = self.__dict__.get("_pp_written", {}).get(key)
-    if written is None:
-        return
-    if mask is None:
-        written[access.range] = True
-        return
-    m = np.asarray(mask)
-    if access.permutation is not None:
-        m = m.transpose(access.inverse_permutation)
-    written[access.range] = written[access.range] | m
-
-
-def _track_store(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def store_buffer_content(self: Any, key: Any, access: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
-        out = original(self, key, access, value, *args, **kwargs)
-        _mark(self, key, access)
-        return out
-
-    return store_buffer_content
-
-
-def _track_swap(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def swap_buffer_content(self: Any, key: Any, access: Any, value: Any, mask: Any, *args: Any, **kwargs: Any) -> Any:
-        out = original(self, key, access, value, mask, *args, **kwargs)
-        _mark(self, key, access, mask)
-        return out
-
-    return swap_buffer_content
-
-
-def _track_get(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def get_buffer_content(self: Any, key: Any, access: Any, thread: Any, *args: Any, **kwargs: Any) -> Any:
-        record = active.record
-        written = self.__dict__.get("_pp_written", {}).get(key)
-        if record is not None and written is not None:
-            if thread is None:  # the interpreter reading a kernel output back once every block has run
-                record.outputs_written.append(written.copy())
-            else:
-                missing = int((~written[access.range]).sum())
-                if missing:
-                    name, source_info, _ = current_op()
-                    record.note_unfilled(UnfilledRead(OPS.get(name, name), line_of(source_info), missing,
-                                                      memory_name(key)))
-        return original(self, key, access, thread, *args, **kwargs)
-
-    return get_buffer_content
-
-
 def _predicated_store(original: Callable[..., Any]) -> Callable[..., Any]:
     """emit_pipeline stores an SMEM output block only when its block index changes (a predicate);
     the interpreter refuses any predicate (NotImplementedError: predicate not supported, jax
@@ -218,7 +150,7 @@ def install() -> None:
         return
     from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks, shared_memory
 
-    from pallas_puzzles.engine.targets.mgpu import barriers, races
+    from pallas_puzzles.engine.targets.mgpu import barriers, memory_marks, races
 
     gpu_callbacks.copy_smem_to_gmem = _predicated_store(gpu_callbacks.copy_smem_to_gmem)
     for name in _CALLBACKS:
@@ -226,11 +158,8 @@ def install() -> None:
             setattr(gpu_callbacks, name, _in_op(name, getattr(gpu_callbacks, name)))
     memory = shared_memory.GPUSharedMemory
     memory.set_failed = _capture_failure(memory.set_failed)
-    memory.allocate_buffer = _track_allocation(memory.allocate_buffer)
-    memory.store_buffer_content = _track_store(memory.store_buffer_content)
-    memory.swap_buffer_content = _track_swap(memory.swap_buffer_content)
-    memory.get_buffer_content = _track_get(memory.get_buffer_content)
     memory.kernel_thread_finished = _kernel_end(memory.kernel_thread_finished)
+    memory_marks.install(memory)
     barriers.install(shared_memory)
     races.install()
     _installed = True
