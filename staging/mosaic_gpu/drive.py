@@ -34,6 +34,7 @@ class Puzzle:
     cases: tuple[dict[str, int], ...]
     rtol: float
     atol: float
+    distributions: tuple[dict[str, Any], ...] = ()
 
 
 @dataclasses.dataclass
@@ -62,7 +63,8 @@ class Case:
 def chapter() -> dict[str, Puzzle]:
     data = tomllib.loads((HERE / "chapter.toml").read_text())["chapter"][0]
     return {p["name"]: Puzzle(p["name"], p["file"], p["entry"], tuple(p["inputs"]),
-                              tuple(p["cases"]["interpret"]), float(p["rtol"]), float(p["atol"]))
+                              tuple(p["cases"]["interpret"]), float(p["rtol"]), float(p["atol"]),
+                              tuple(p.get("distributions", ())))
             for p in data["puzzle"]}
 
 
@@ -88,10 +90,13 @@ def _compute(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> tuple[tuple[n
     import jax.numpy as jnp
 
     rng = np.random.default_rng([20261122, sum(puzzle.name.encode()), index])
+    reshape = puzzle.distributions[index % len(puzzle.distributions)] if puzzle.distributions else {}
     arrays = []
     for item in puzzle.inputs:
         shape = tuple(sizes[d] if isinstance(d, str) else d for d in item["shape"])
-        arrays.append(rng.uniform(-0.5, 0.5, size=shape).astype(jnp.dtype(item.get("dtype", "float32"))))
+        how = reshape.get(item["name"], {})
+        values = rng.uniform(-0.5, 0.5, size=shape) * how.get("scale", 1.0) + how.get("shift", 0.0)
+        arrays.append(values.astype(jnp.dtype(item.get("dtype", "float32"))))
     with jax.default_device(jax.devices("cpu")[0]):
         expected = np.asarray(jax.jit(_spec(puzzle.name).spec)(*arrays))
     return tuple(arrays), expected
