@@ -141,7 +141,7 @@ def save_to_verdict(saves: int) -> list[float]:
     """Seconds from a file write to the watch loop having shown its verdict, per save."""
     from rich.console import Console
 
-    from pallas_puzzles.metadata import load_course
+    from pallas_puzzles.course_file import load_course
     from pallas_puzzles.progress import Progress
     from pallas_puzzles.watch import (
         EventQueue,
@@ -162,7 +162,7 @@ def save_to_verdict(saves: int) -> list[float]:
         target = ws.exercises / "02_constant_add_blocked.py"
         # A learner's wrong attempt: the grid rounds down, so a check fails on its first case.
         # Every save has new content, so no verdict comes from the result cache.
-        solution = (REPO / "solutions" / "02_constant_add_blocked.py").read_text()
+        solution = (REPO / "course" / "solutions" / "02_constant_add_blocked.py").read_text()
         wrong = solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
         assert wrong != solution
         events: EventQueue = queue.Queue()
@@ -192,7 +192,7 @@ def save_to_verdict(saves: int) -> list[float]:
 
 SEED_SCRIPT = """
 import os
-from pallas_puzzles.metadata import load_course
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.worker.pool import WorkerPool
 from pallas_puzzles.workspace import reference_solution
 try:
@@ -227,7 +227,7 @@ def check_all_command() -> dict[str, tuple[float, tuple[float, float]]]:
         # `--solutions` checks the course's own files: edit one puzzle's file in the workspace instead.
         command = ours("verify", "--all", "--backend", "interpret")
         timed(command, workspace)  # every learner stub judged once (they fail)
-        from pallas_puzzles.metadata import load_course
+        from pallas_puzzles.course_file import load_course
 
         exercise = workspace / "exercises" / load_course().find(5).file
         exercise.write_text(exercise.read_text() + "\n# an edit\n")

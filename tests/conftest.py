@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pallas_puzzles import backends
-from pallas_puzzles.metadata import Course, load_course
+from pallas_puzzles.course_file import load_course
+from pallas_puzzles.metadata import Course
 
 # Checks made in this process compile with the checker process's XLA options (precision, speed).
 backends.use_checker_xla_flags()

@@ -10,10 +10,10 @@ import pytest
 from pallas_puzzles import backends, versions
 from pallas_puzzles.backends import GPU, INTERPRET, TPU, Mode
 from pallas_puzzles.cli import app
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import load_course
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
@@ -23,17 +23,13 @@ TPU_PUZZLES = [pytest.param(p, id=p.label) for p in COURSE.puzzles if p.supports
 @pytest.fixture()
 def devices(monkeypatch):
     """Pretend JAX sees the given accelerator platforms; count how often it is asked."""
-    chosen: dict[str, object] = {"present": set(), "gpu_lowering": 0, "asked": 0}
+    chosen: dict[str, object] = {"present": set(), "asked": 0}
 
     def platforms() -> set[str]:
         chosen["asked"] = int(chosen["asked"]) + 1
         return set(chosen["present"])
 
-    def gpu_lowering() -> None:
-        chosen["gpu_lowering"] = int(chosen["gpu_lowering"]) + 1
-
     monkeypatch.setattr(backends, "_present", platforms)
-    monkeypatch.setattr(backends, "select_gpu_lowering", gpu_lowering)
     return chosen
 
 
@@ -41,15 +37,24 @@ def devices(monkeypatch):
 def test_auto_picks_the_accelerator_jax_sees(devices, present, expected):
     devices["present"] = present
     assert backends.resolve("auto").name == expected
-    assert devices["gpu_lowering"] == (1 if expected == "gpu" else 0)
     assert devices["asked"] == 1
+
+
+@pytest.mark.parametrize("backend, mode, expected", [
+    (INTERPRET, Mode.RUN, "tpu-interpret"), (GPU, Mode.RUN, "device"), (TPU, Mode.RUN, "device"),
+    (TPU, Mode.LOWER, "tpu-lowering")])
+def test_a_chapter_runs_through_its_targets_partner_on_each_backend(backend, mode, expected):
+    from pallas_puzzles.engine import targets
+
+    assert targets.partner_name("tpu-interpret", backend, mode) == expected
+    assert targets.for_check("tpu-interpret", backend, mode).name == expected
 
 
 def test_interpret_and_lowering_never_ask_for_devices(devices):
     devices["present"] = {"gpu"}
     assert backends.resolve("interpret") is INTERPRET
     assert backends.resolve("auto", Mode.LOWER) is TPU
-    assert devices["asked"] == 0 and devices["gpu_lowering"] == 0
+    assert devices["asked"] == 0
 
 
 @pytest.mark.parametrize("backend, fragment", [("gpu", 'pip install -U "jax[cuda12]"'), ("tpu", "pallas-puzzles lower N")])
@@ -61,9 +66,16 @@ def test_a_missing_backend_names_what_is_missing_and_the_fix(devices, backend, f
     assert message.count("\n") == 0
 
 
-def test_present_gpu_uses_the_triton_lowering(devices):
-    devices["present"] = {"gpu"}
-    assert backends.resolve("gpu") is GPU and devices["gpu_lowering"] == 1
+def test_the_device_target_chooses_the_triton_lowering_for_pallas_call(monkeypatch):
+    """Compiled pallas_call chapters ride Pallas's Triton lowering on a GPU (README: Backends)."""
+    import jax
+
+    from pallas_puzzles.engine.targets.device import Device
+
+    updates: list[tuple[str, object]] = []
+    monkeypatch.setattr(jax.config, "update", lambda name, value: updates.append((name, value)))
+    Device().start()
+    assert ("jax_pallas_use_mosaic_gpu", False) in updates
 
 
 @pytest.mark.parametrize("version, error, warning", [
@@ -92,14 +104,14 @@ def test_unknown_backend_is_refused():
 def test_every_tpu_capable_solution_lowers_for_a_tpu(puzzle):
     if versions.missing_requirement(puzzle.number, puzzle.min_jax):
         pytest.skip("this leg's jax is older than the puzzle's min_jax")
-    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, TPU, Mode.LOWER, fail_fast=False)
+    result = check_puzzle(puzzle, REPO / "course" / "solutions" / puzzle.file, TPU, Mode.LOWER, fail_fast=False)
     assert result.passed, [(c.label, c.finding) for c in result.cases if not c.passed]
     assert len(result.cases) == len(puzzle.cases_for(TPU))
 
 
 def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):
     puzzle = COURSE.find("tiled_transpose")
-    source = (REPO / "solutions" / puzzle.file).read_text()
+    source = (REPO / "course" / "solutions" / puzzle.file).read_text()
     assert "BM = 128" in source
     bad = tmp_path / puzzle.file
     bad.write_text(source.replace("BM = 128", "BM = 100"))
@@ -116,7 +128,7 @@ def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):
 def test_lower_command_passes_a_solution_and_rejects_a_bad_block(workspace, cli):
     assert cli.invoke(app, ["lower", "13", "--solutions"]).exit_code == 0
     exercise = workspace / "exercises" / "13_tiled_transpose.py"
-    shutil.copyfile(REPO / "solutions" / "13_tiled_transpose.py", exercise)
+    shutil.copyfile(REPO / "course" / "solutions" / "13_tiled_transpose.py", exercise)
     exercise.write_text(exercise.read_text().replace("BM = 128", "BM = 100"))
     result = cli.invoke(app, ["lower", "13"])
     assert result.exit_code == 1
@@ -124,7 +136,7 @@ def test_lower_command_passes_a_solution_and_rejects_a_bad_block(workspace, cli)
 
 
 def test_a_puzzle_that_cannot_run_on_a_backend_says_so():
-    from pallas_puzzles.commands import require_support
+    from pallas_puzzles.support import require as require_support
 
     no_gpu = next(p for p in COURSE.puzzles if not p.supports(GPU))
     with pytest.raises(UserError) as caught:

@@ -11,8 +11,8 @@ import pytest
 from pallas_puzzles import cache as cache_module
 from pallas_puzzles.backends import INTERPRET, Mode
 from pallas_puzzles.cache import ResultCache, backend_identity, code_fingerprint
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import load_course
 from pallas_puzzles.results import CaseResult, CheckResult, Finding
 from pallas_puzzles.workspace import Workspace
 
@@ -20,8 +20,8 @@ COURSE = load_course()
 PUZZLE = COURSE.find(1)
 
 
-def verdict(passed: bool = False, *findings: Finding, number: int = 1) -> CheckResult:
-    return CheckResult(number=number, name="x", file="f.py", backend="interpret", passed=passed,
+def verdict(passed: bool = False, *findings: Finding) -> CheckResult:
+    return CheckResult(number=PUZZLE.number, name=PUZZLE.name, file="f.py", backend="interpret", passed=passed,
                        cases=[CaseResult("N0=3", passed)], findings=list(findings))
 
 
@@ -76,7 +76,7 @@ def test_each_part_of_the_context_invalidates(space, monkeypatch, change):
     store(workspace, learner, verdict())
     assert stored(workspace, learner) is not None
     if change == "code":
-        monkeypatch.setattr(cache_module, "code_fingerprint", lambda: "another checker")
+        monkeypatch.setattr(cache_module, "code_fingerprint", lambda folder: "another checker")
     elif change == "stub":
         monkeypatch.setattr(cache_module, "_stub_bytes", lambda puzzle: b"another stub")
     elif change in ("jax", "jaxlib"):
@@ -105,18 +105,19 @@ def test_the_code_fingerprint_follows_every_source_file(tmp_path, monkeypatch):
     package = Path(cache_module.__file__).parent
     copy = tmp_path / "pallas_puzzles"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    course = tmp_path / "course"
+    shutil.copytree(PUZZLE.folder, course, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache_module, "__file__", str(copy / "cache.py"))
     code_fingerprint.cache_clear()
     try:
-        before = code_fingerprint()
-        code_fingerprint.cache_clear()
-        with (copy / "engine" / "compare.py").open("a") as source:
-            source.write("\n# a checker change\n")
-        assert code_fingerprint() != before
-        code_fingerprint.cache_clear()
-        with (copy / "puzzles.toml").open("a") as course:
-            course.write("\n# a course change\n")
-        assert code_fingerprint() != before
+        before = code_fingerprint(course)
+        for changed in (copy / "engine" / "compare.py", course / "course.toml", course / "specs" / "long_sum.py"):
+            code_fingerprint.cache_clear()
+            with changed.open("a") as source:
+                source.write("\n# a change\n")
+            after = code_fingerprint(course)
+            assert after != before, changed
+            before = after
     finally:
         code_fingerprint.cache_clear()
 

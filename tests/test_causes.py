@@ -140,7 +140,7 @@ def test_static_slice_bounds(indices: object, shape: tuple[int, ...], bad: bool)
 def test_blocks_nothing_stored_into_are_not_called_written():
     """A kernel that stores nothing (an untouched stub) has unwritten blocks, not blocks "written at" a point."""
     puzzle = COURSE.find(2)
-    stub = Path(__file__).resolve().parents[1] / "exercises" / puzzle.file
+    stub = Path(__file__).resolve().parents[1] / "course" / "exercises" / puzzle.file
     mismatch = check_puzzle(puzzle, stub, INTERPRET).cases[0].mismatch
     assert mismatch is not None and mismatch.n_unwritten == mismatch.n_bad
     assert mismatch.origin() == "The unwritten blocks are the ones grid point (0,) should have stored."

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def solve(workspace: Path, number_file: str) -> None:
-    shutil.copyfile(REPO / "solutions" / number_file, workspace / "exercises" / number_file)
+    shutil.copyfile(REPO / "course" / "solutions" / number_file, workspace / "exercises" / number_file)
 
 
 def state(workspace: Path) -> dict:
@@ -29,7 +29,7 @@ def test_init_writes_a_workspace_and_refuses_to_overwrite(tmp_path, cli, course)
     assert sorted(p.name for p in (target / "exercises").iterdir()) == sorted(p.file for p in course.puzzles)
     assert (target / "solutions").is_dir() and not any((target / "solutions").iterdir())
     assert (target / "README.md").is_file()
-    assert state(target)["current"] == course.counted[0].number
+    assert state(target)["current"] == course.counted[0].name
     (target / "exercises" / course.puzzles[-1].file).write_text("# my work\n")
     again = cli.invoke(app, ["init", str(target)])
     assert again.exit_code == 2
@@ -46,7 +46,7 @@ def test_verify_stub_fails_with_a_diff_then_passes_once_solved(workspace, cli):
     result = cli.invoke(app, ["verify", "constant_add", "--backend", "interpret"])
     assert result.exit_code == 0, result.output
     assert "passed 3 shape cases" in result.output
-    assert 1 in state(workspace)["solved"]
+    assert "constant_add" in state(workspace)["solved"]
     assert (workspace / "solutions" / "01_constant_add.py").is_file()
 
 
@@ -107,7 +107,7 @@ def test_hints_reveal_one_level_at_a_time_and_say_when_none_are_left(workspace, 
         assert f"Hint {level}/{len(puzzle.hints)}" in out
         assert f"Hint {level + 1}/" not in out
         seen.append(out)
-    assert state(workspace)["hints_seen"]["2"] == len(puzzle.hints)
+    assert state(workspace)["hints_seen"][puzzle.name] == len(puzzle.hints)
     final = cli.invoke(app, ["hint", "constant_add_blocked"])
     assert final.exit_code == 0
     assert "No hints left" in final.output
@@ -160,7 +160,7 @@ def test_corrupt_state_is_recovered_with_a_warning(workspace, cli):
     result = cli.invoke(app, ["list"])
     assert result.exit_code == 0
     assert "warning:" in result.output and "unreadable" in result.output
-    assert state(workspace)["current"] == 1
+    assert state(workspace)["current"] == "constant_add"
     assert (workspace / ".pallas_puzzles" / "state.corrupt.json").read_text() == "{not json"
 
 
@@ -177,7 +177,7 @@ def test_syntax_error_shows_the_learners_line(workspace, cli):
 def test_a_hanging_kernel_is_stopped_and_the_checker_recovers(workspace, cli, monkeypatch):
     monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", "8")
     exercise = workspace / "exercises" / "01_constant_add.py"
-    good = (REPO / "solutions" / "01_constant_add.py").read_text()
+    good = (REPO / "course" / "solutions" / "01_constant_add.py").read_text()
     exercise.write_text(good.replace(
         "    z_ref[...] = x_ref[...] + 10.0",
         # Counts up until float32 stops changing (2**24), then spins forever.
@@ -202,7 +202,7 @@ def test_missing_exercise_file_is_one_sentence(workspace, cli):
     (workspace / "exercises" / "03_outer_add.py").unlink()
     result = cli.invoke(app, ["verify", "3"])
     assert result.exit_code == 2
-    assert "reset 3" in one_sentence(result.output)
+    assert "reset outer_add" in one_sentence(result.output)
 
 
 def test_python_dash_m_runs_the_same_app(workspace):
@@ -225,25 +225,25 @@ def test_running_an_exercise_file_checks_it(workspace):
 
 
 def test_reset_in_the_source_checkout_restores_from_git(tmp_path, cli, monkeypatch):
-    """The checkout is a workspace too; its pristine stubs come from git, after a backup."""
+    """The checkout is a workspace too (its course folder's exercises are the learner's); its
+    pristine stubs come from git, after a backup."""
     import subprocess
 
     checkout = tmp_path / "checkout"
     (checkout / "src" / "pallas_puzzles").mkdir(parents=True)
-    (checkout / "src" / "pallas_puzzles" / "puzzles.toml").write_text("# marker\n")
-    (checkout / "exercises").mkdir()
-    original = (REPO / "exercises" / "01_constant_add.py").read_text()
-    (checkout / "exercises" / "01_constant_add.py").write_text(original)
+    shutil.copytree(REPO / "course", checkout / "course", ignore=shutil.ignore_patterns("__pycache__"))
+    exercise = checkout / "course" / "exercises" / "01_constant_add.py"
+    original = exercise.read_text()
     git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run(git + ["init", "-q"], cwd=checkout, check=True)
     subprocess.run(git + ["add", "-A"], cwd=checkout, check=True)
     subprocess.run(git + ["commit", "-qm", "init"], cwd=checkout, check=True)
-    monkeypatch.chdir(checkout / "exercises")
-    monkeypatch.setattr("pallas_puzzles.workspace.course_dir", lambda kind: checkout / kind)
-    (checkout / "exercises" / "01_constant_add.py").write_text("# edited in the checkout\n")
+    monkeypatch.chdir(checkout / "course" / "exercises")
+    monkeypatch.setattr("pallas_puzzles.course_file.builtin_folder", lambda: checkout / "course")
+    exercise.write_text("# edited in the checkout\n")
     result = cli.invoke(app, ["reset", "1", "--yes"])
     assert result.exit_code == 0, result.output
-    assert (checkout / "exercises" / "01_constant_add.py").read_text() == original
+    assert exercise.read_text() == original
     backups = list((checkout / ".pallas_puzzles" / "backups").iterdir())
     assert [b.read_text() for b in backups] == ["# edited in the checkout\n"]
 

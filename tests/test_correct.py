@@ -23,7 +23,7 @@ CORRECT: list[dict[str, Any]] = tomllib.loads((REPO / "tests" / "correct.toml").
 @pytest.mark.parametrize("solution", CORRECT, ids=[c["name"] for c in CORRECT])
 def test_unusual_correct_solution_passes(solution: dict[str, Any], tmp_path: Path):
     path = build_mistake(solution, tmp_path)
-    assert path.read_text() != (REPO / "solutions" / COURSE.find(solution["puzzle"]).file).read_text()
+    assert path.read_text() != COURSE.find(solution["puzzle"]).solution_path.read_text()
     result = check_puzzle(COURSE.find(solution["puzzle"]), path, INTERPRET, fail_fast=False)
     assert result.passed, rendered(result)
     assert len(result.cases) == len(COURSE.find(solution["puzzle"]).cases_for(INTERPRET))

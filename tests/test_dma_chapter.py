@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 from conftest import one_sentence
 
-from pallas_puzzles import commands, versions
+from pallas_puzzles import commands, support, versions
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.engine.intercept.dma_watch import STALL_SECONDS
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Course, load_course
+from pallas_puzzles.metadata import Course
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,15 +60,15 @@ def test_list_shows_min_jax(workspace, cli, monkeypatch):
 
 def test_too_old_jax_in_the_checker_is_a_finding_not_a_crash():
     puzzle = dataclasses.replace(load_course().find(25), min_jax="99.0")
-    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, INTERPRET)
+    result = check_puzzle(puzzle, REPO / "course" / "solutions" / puzzle.file, INTERPRET)
     assert not result.passed and result.kind is FindingKind.JAX_TOO_OLD
     with pytest.raises(UserError):
-        commands.require_support(puzzle, INTERPRET)
+        support.require(puzzle, INTERPRET)
 
 
 def test_a_never_signalled_wait_stops_fast_and_names_the_wait(tmp_path):
     puzzle = load_course().find(25)
-    source = (REPO / "solutions" / puzzle.file).read_text()
+    source = (REPO / "course" / "solutions" / puzzle.file).read_text()
     learner = tmp_path / puzzle.file
     learner.write_text(source.replace("    copy_in.start()\n", "", 1))
     result = check_puzzle(puzzle, learner, INTERPRET)
@@ -76,7 +77,7 @@ def test_a_never_signalled_wait_stops_fast_and_names_the_wait(tmp_path):
     assert [line.text for line in finding.where] == ["copy_in.wait()"]
     assert result.seconds < STALL_SECONDS + 10 < puzzle.limit_seconds
     # The checker is usable again at once: the next check of the same process passes.
-    assert check_puzzle(puzzle, REPO / "solutions" / puzzle.file, INTERPRET).passed
+    assert check_puzzle(puzzle, REPO / "course" / "solutions" / puzzle.file, INTERPRET).passed
 
 
 def test_copy_hooks_are_transparent_outside_a_check():
@@ -98,14 +99,14 @@ def test_a_stalled_wait_in_the_worker_is_a_finding_and_the_worker_carries_on(tmp
 
     puzzle = load_course().find(30)
     learner = tmp_path / puzzle.file
-    learner.write_text((REPO / "solutions" / puzzle.file).read_text().replace("copy(s).wait()", "copy(0).wait()"))
+    learner.write_text((REPO / "course" / "solutions" / puzzle.file).read_text().replace("copy(s).wait()", "copy(0).wait()"))
     with Worker("interpret") as worker:
         worker.start()
         first = worker._process.pid
         stalled = worker.check(puzzle, learner)
         assert stalled.first_failure.kind is FindingKind.SEMAPHORE_STALL
         assert stalled.seconds < puzzle.limit_seconds
-        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed
+        assert worker.check(puzzle, REPO / "course" / "solutions" / puzzle.file).passed
         assert worker._process.pid == first and worker.restarts == 0
 
 

@@ -13,8 +13,8 @@ from conftest import one_sentence
 from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.engine.checker import check_puzzle
-from pallas_puzzles.metadata import load_course
 from pallas_puzzles.perf import chips
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,7 +28,7 @@ def test_the_chapter_has_four_budgeted_puzzles_each_with_a_wasteful_mistake():
     assert [p.number for p in BUDGETED] == [21, 22, 23, 24]
     mistakes = tomllib.loads((REPO / "tests" / "mistakes.toml").read_text())["mistake"]
     for puzzle in BUDGETED:
-        assert any(m["puzzle"] == puzzle.number and m["kind"] == "over-budget" for m in mistakes), puzzle.label
+        assert any(m["puzzle"] == puzzle.name and m["kind"] == "over-budget" for m in mistakes), puzzle.label
         assert not any(str(n) in puzzle.hints[-1] for n in range(2, 10)), "the last hint names the idea, not numbers"
 
 
@@ -38,7 +38,7 @@ def test_solution_meets_its_budget_on_every_backends_shape_cases(puzzle):
     for name in puzzle.backends:
         cases = puzzle.cases_for(backends.get(name))
         on_interpreter = dataclasses.replace(puzzle, cases={INTERPRET.cases: cases})
-        result = check_puzzle(on_interpreter, REPO / "solutions" / puzzle.file, INTERPRET, fail_fast=False)
+        result = check_puzzle(on_interpreter, REPO / "course" / "solutions" / puzzle.file, INTERPRET, fail_fast=False)
         failures = [(c.label, c.finding and c.finding.message) for c in result.cases if not c.passed]
         assert result.passed, (name, failures)
         for case in result.cases:

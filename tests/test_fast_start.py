@@ -17,7 +17,7 @@ from pallas_puzzles.backends import (
     fast_compile_flags,
     with_flags,
 )
-from pallas_puzzles.metadata import load_course
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.worker.client import Worker
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -79,7 +79,7 @@ def test_the_interpret_backend_never_loads_the_gpu_interpreter():
         import sys
         from pallas_puzzles.backends import Mode
         from pallas_puzzles.worker.child import _start
-        assert _start("interpret", Mode.RUN).backend == "interpret"
+        assert _start("tpu-interpret", "interpret", Mode.RUN)[0].backend == "interpret"
         import jax, jax.numpy as jnp
         from jax.experimental import pallas as pl
         from jax.experimental.pallas import tpu as pltpu
@@ -103,5 +103,5 @@ def test_the_checker_process_ends_cleanly_after_stop(tmp_path):
     with Worker("interpret") as worker:
         worker.start()
         process = worker._process
-        assert worker.check(course.find(1), Path(__file__).parents[1] / "solutions" / course.find(1).file).passed
+        assert worker.check(course.find(1), Path(__file__).parents[1] / "course" / "solutions" / course.find(1).file).passed
     assert process is not None and process.wait(timeout=5) == 0

@@ -98,7 +98,7 @@ def test_a_closed_stdout_is_not_a_traceback(workspace):
 @pytest.fixture()
 def read_only_workspace(workspace: Path) -> Iterator[Path]:
     """The workspace on a real read-only mount (root), or without write permission (others)."""
-    shutil.copyfile(REPO / "solutions" / "01_constant_add.py", workspace / "exercises" / "01_constant_add.py")
+    shutil.copyfile(REPO / "course" / "solutions" / "01_constant_add.py", workspace / "exercises" / "01_constant_add.py")
     if os.geteuid() == 0:
         done = subprocess.run(["mount", "--bind", "-o", "ro", str(workspace), str(workspace)], capture_output=True)
         if done.returncode != 0:

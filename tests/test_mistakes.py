@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import load_course
 from pallas_puzzles.report import json_view, terminal
 from pallas_puzzles.results import CheckResult
 
@@ -28,7 +28,7 @@ COURSE = load_course()
 
 def build_mistake(mistake: dict[str, Any], folder: Path) -> Path:
     """Write the mistaken learner file: the reference solution with the mistake's edits."""
-    source = (REPO / "solutions" / COURSE.find(mistake["puzzle"]).file).read_text()
+    source = COURSE.find(mistake["puzzle"]).solution_path.read_text()
     for edit in mistake["edits"]:
         assert source.count(edit["old"]) == 1, f"{mistake['name']}: the edit's old text must occur once in the solution"
         source = source.replace(edit["old"], edit["new"])
@@ -64,12 +64,17 @@ def test_mistake_is_caught_and_explained(mistake: dict[str, Any], tmp_path: Path
 
 
 def test_there_is_a_mistake_for_every_puzzle():
-    covered = {m["puzzle"] for m in MISTAKES}
-    missing = [p.number for p in COURSE.puzzles if not p.tour and p.number not in covered]
+    covered = {COURSE.find(m["puzzle"]).name for m in MISTAKES}
+    missing = [p.name for p in COURSE.puzzles if not p.tour and p.name not in covered]
     assert not missing
+
+
+def test_mistakes_name_their_puzzle_by_name():
+    """A number is a position: it changes when a puzzle is inserted before it."""
+    assert all(isinstance(m["puzzle"], str) and COURSE.has(m["puzzle"]) for m in MISTAKES)
 
 
 def test_mistake_names_are_unique_and_say_their_puzzle():
     names = [m["name"] for m in MISTAKES]
     assert len(set(names)) == len(names)
-    assert all(name.startswith(f"p{m['puzzle']:02d}_") for name, m in zip(names, MISTAKES))
+    assert all(name.startswith(f"p{COURSE.find(m['puzzle']).number:02d}_") for name, m in zip(names, MISTAKES))

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
-from pallas_puzzles.metadata import load_course
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CaseResult, CheckResult
 from pallas_puzzles.worker import pool as pool_module
@@ -32,12 +32,17 @@ class FakePool:
     checked: list[int] = []
     started = 0
 
-    def __init__(self, requested: str, size: int, mode=None) -> None:
+    def __init__(self, requested: str, size: int, mode=None, target: str = "tpu-interpret") -> None:
         self.warning = None
+        self.target = target
+        self.backend = INTERPRET
 
     def start(self):
         FakePool.started += 1
         return INTERPRET
+
+    def stop(self) -> None:
+        pass
 
     def check_in_order(self, jobs, fail_fast=True, on_start=None, on_done=None) -> Iterator[CheckResult]:
         for puzzle, file in jobs:
@@ -138,7 +143,24 @@ def test_the_bar_is_silent_off_a_terminal():
 ])
 def test_the_early_checker_matches_what_the_command_will_ask_for(args, plan):
     found = planned_check(args)
-    assert (found[0], found[1].value) == plan if plan else found is None
+    assert (found[0], found[1], found[2].value) == ("tpu-interpret", *plan) if plan else found is None
+
+
+def test_the_early_checker_is_for_the_target_of_the_puzzle_it_will_check(workspace, monkeypatch):
+    """A checker serves one target: the puzzle named on the command line, else the current one."""
+    import dataclasses
+
+    from pallas_puzzles import course_file
+
+    other = tuple(dataclasses.replace(p, target="some.module:Other") if p.name == "outer_add" else p
+                  for p in COURSE.puzzles)
+    monkeypatch.setattr(course_file, "load_course", lambda folder=None: dataclasses.replace(COURSE, puzzles=other))
+    assert planned_check(["verify", "outer_add"])[0] == "some.module:Other"
+    assert planned_check(["verify", "4"])[0] == "tpu-interpret"
+    state = workspace / ".pallas_puzzles" / "state.json"
+    state.write_text(state.read_text().replace('"current": "constant_add"', '"current": "outer_add"'))
+    assert planned_check([])[0] == "some.module:Other", "watch checks the current puzzle first"
+    assert planned_check(["verify", "--all"])[0] == "tpu-interpret", "the course's first puzzle"
 
 
 def test_the_worker_count_respects_jobs_cores_and_memory():

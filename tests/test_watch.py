@@ -31,8 +31,10 @@ from watchdog.events import (
     FileMovedEvent,
 )
 
+from pallas_puzzles.backends import GPU, Backend
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.metadata import Puzzle, load_course
+from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.progress import Progress
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.state import load_state
@@ -54,7 +56,7 @@ from pallas_puzzles.workspace import Workspace, init_workspace
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
 FIRST = "01_constant_add.py"
-SOLUTION_1 = (REPO / "solutions" / FIRST).read_text()
+SOLUTION_1 = (REPO / "course" / "solutions" / FIRST).read_text()
 NOTICE = re.compile(r"still checking 01_constant_add\.py… \d+ s — save again or press r to restart, q to quit")
 
 
@@ -106,7 +108,7 @@ class FakeChecker:
                 raise CheckCancelled()
             if self.error is not None:
                 raise self.error
-            passed = text == (REPO / "solutions" / puzzle.file).read_text()
+            passed = text == (REPO / "course" / "solutions" / puzzle.file).read_text()
             self.verdicts.append(index)
             return CheckResult(number=puzzle.number, name=puzzle.name, file=str(file),
                                backend="interpret", passed=passed)
@@ -125,14 +127,14 @@ class Session:
     """A WatchLoop running in a thread, fed events by the test."""
 
     def __init__(self, workspace: Path, checker: FakeChecker, events: queue.Queue[Event] | None = None,
-                 terminal: bool = False) -> None:
+                 terminal: bool = False, backend: Backend | None = None) -> None:
         self.checker = checker
         self.events: queue.Queue[Event] = events if events is not None else queue.Queue()
         self.out = io.StringIO()
         console = Console(file=self.out, width=120, color_system=None, force_terminal=terminal)
         self.warnings: list[str] = []
         self.progress = Progress.open(Workspace(workspace), COURSE, warn=self.warnings.append)
-        self.loop = WatchLoop(console, self.progress, checker, self.events, keys=True)
+        self.loop = WatchLoop(console, self.progress, checker, self.events, keys=True, backend=backend)
         self.exit_codes: list[int] = []
         self.thread = threading.Thread(target=lambda: self.exit_codes.append(self.loop.run()), daemon=True)
 
@@ -172,7 +174,7 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
 
 
 def solve(workspace: Path, file: str) -> None:
-    shutil.copyfile(REPO / "solutions" / file, workspace / "exercises" / file)
+    shutil.copyfile(REPO / "course" / "solutions" / file, workspace / "exercises" / file)
 
 
 # -- the loop, with injected events -------------------------------------------
@@ -187,7 +189,7 @@ def test_saving_a_correct_solution_advances_to_the_next_puzzle(workspace: Path) 
     assert (workspace / "solutions" / FIRST).read_text() == SOLUTION_1
     assert "solved!" in session.quit()
     saved, _ = load_state(Workspace(workspace), COURSE)
-    assert saved.current == 2 and saved.solved == {1}
+    assert saved.current == "constant_add_blocked" and saved.solved == {"constant_add"}
 
 
 def test_a_save_is_checked_and_a_fix_moves_on(workspace: Path) -> None:
@@ -278,7 +280,7 @@ def test_keys_hint_list_next_rerun_quit(workspace: Path) -> None:
     for key in "hhlrn":
         session.send(KeyEvent(key))
     out = session.quit(KeyEvent("q"), KeyEvent("r"))
-    assert session.progress.state.hints_seen[1] == 2
+    assert session.progress.state.hints_seen["constant_add"] == 2
     assert "Hint 2/" in out and "Progress" in out
     assert session.checker.calls == [1, 1, 2]  # start, r, n; nothing after q
     assert session.progress.current.number == 2
@@ -301,11 +303,27 @@ def test_reset_key_asks_and_backs_up(workspace: Path) -> None:
     assert session.checker.texts[-1] == stub  # the restored stub was checked
 
 
+def test_a_puzzle_the_backend_cannot_run_gets_one_sentence_and_the_offer_to_skip(workspace: Path) -> None:
+    """`watch --backend gpu` on a TPU-only puzzle: nothing is run, the learner is told why and how to move on."""
+    tpu_only = next(p for p in COURSE.counted if not p.supports(GPU))
+    Progress.open(Workspace(workspace), COURSE, warn=lambda message: None).move_to(tpu_only)
+    session = Session(workspace, FakeChecker(), backend=GPU).start()
+    assert session.checker.calls == []
+    said = " ".join(session.text.split())
+    assert said.count("does not run") == 1 and "runs on: interpret, tpu" in said
+    assert "Press n to skip to the next puzzle" in said
+    session.send(KeyEvent("n"))
+    following = COURSE.after(tpu_only)
+    assert session.progress.current == following
+    assert session.checker.calls == ([following.number] if following.supports(GPU) else [])
+    session.quit()
+
+
 def test_a_missing_file_gets_one_warning_and_watch_keeps_running(workspace: Path) -> None:
     (workspace / "exercises" / FIRST).unlink()
     session = Session(workspace, FakeChecker()).start()
     assert session.checker.calls == []
-    assert session.text.count("is missing") == 1 and "reset 1" in session.text
+    assert session.text.count("is missing") == 1 and "reset constant_add" in session.text
     session.send(KeyEvent("l"))
     assert "Progress" in session.text
     session.send(KeyEvent("x"))
@@ -640,7 +658,7 @@ def test_a_real_save_in_watch_mode_advances_to_puzzle_2(workspace: Path) -> None
     finally:
         watch.kill()
     state, _ = load_state(Workspace(workspace), COURSE)
-    assert state.current == 2 and 1 in state.solved
+    assert state.current == "constant_add_blocked" and "constant_add" in state.solved
 
 
 SPIN = ("    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
@@ -661,7 +679,7 @@ def test_a_save_stops_a_never_ending_kernel_and_ctrl_c_says_goodbye(workspace: P
         time.sleep(3)
         assert watch.wait_for("still checking 01_constant_add.py", timeout=10), watch.text
         assert "solved!" not in watch.text
-        shutil.copyfile(REPO / "solutions" / FIRST, exercise)
+        shutil.copyfile(REPO / "course" / "solutions" / FIRST, exercise)
         assert watch.wait_for("solved!", timeout=10), watch.text
         assert watch.wait_for("Puzzle 2: Constant add, blocked", timeout=60), watch.text
         watch.process.send_signal(signal.SIGINT)

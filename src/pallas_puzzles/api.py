@@ -17,31 +17,39 @@ import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions
 from rich.text import Text
 
-from pallas_puzzles import backends
-from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles import backends, support
+from pallas_puzzles.backends import Mode
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.metadata import Puzzle, load_course
+from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CaseResult, CheckResult, Finding
 
+if TYPE_CHECKING:
+    from pallas_puzzles.engine.targets.process import Started
+
 Launcher = Callable[..., Any] | str | Path
-_ready: dict[str, Backend] = {}
+_ready: dict[tuple[str, str], Started] = {}
 
 
-def _backend(requested: str) -> Backend:
-    """Start JAX for checks in this process once per requested backend (auto picks a TPU on Colab)."""
-    requested = backends.validate(requested)
-    if requested not in _ready:
-        _ready[requested], warning = backends.start_jax(requested, Mode.RUN)
-        if warning:
+def _started(puzzle: Puzzle, requested: str) -> Started:
+    """Set this process up for the puzzle's target and start JAX, once per target and requested
+    backend (auto picks a TPU on Colab)."""
+    from pallas_puzzles.engine.targets import process
+
+    key = (puzzle.target, backends.validate(requested))
+    if key not in _ready:
+        support.require(puzzle, None)
+        _ready[key] = process.start(*key, Mode.RUN)
+        if _ready[key].warning:
             import warnings
 
-            warnings.warn(warning, stacklevel=3)
-    return _ready[requested]
+            warnings.warn(_ready[key].warning, stacklevel=4)
+    return _ready[key]
 
 
 def _puzzle(puzzle: int | str) -> Puzzle:
@@ -124,17 +132,15 @@ def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> C
     if path is None and not callable(launcher):
         raise UserError(f"pp.check needs your launcher function (like {puzzle.entry}) or a file path; "
                         f"got {type(launcher).__name__}.")
-    chosen = _backend(backend)
-    from pallas_puzzles.commands import require_support
-
-    require_support(puzzle, chosen)
+    started = _started(puzzle, backend)
+    support.require(puzzle, started.backend)
     if path is not None:
         from pallas_puzzles.engine.checker import check_puzzle
 
-        return check_puzzle(puzzle, path.resolve(), chosen, fail_fast=fail_fast)
+        return check_puzzle(puzzle, path.resolve(), started.backend, fail_fast=fail_fast, target=started.target)
     from pallas_puzzles.engine.checker import check_function
 
-    return check_function(puzzle, launcher, chosen, fail_fast=fail_fast)
+    return check_function(puzzle, launcher, started.backend, started.target, fail_fast=fail_fast)
 
 
 def check(puzzle: int | str, launcher: Launcher, backend: str = "auto") -> CheckReport:
@@ -197,9 +203,7 @@ class Exercise:
 
 def exercise(puzzle: int | str) -> Exercise:
     """The puzzle's text and the stub code to copy into a cell and complete."""
-    from pallas_puzzles.workspace import course_dir
-
     chosen = _puzzle(puzzle)
-    stub = (course_dir("exercises") / chosen.file).read_text(encoding="utf-8")
+    stub = chosen.stub_path.read_text(encoding="utf-8")
     text = ast.get_docstring(ast.parse(stub)) or ""
     return Exercise(chosen.number, chosen.name, chosen.title, text, stub)

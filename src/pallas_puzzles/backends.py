@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass
 from enum import Enum
 from importlib import metadata
@@ -154,27 +153,9 @@ def use_checker_xla_flags() -> None:
     os.environ["XLA_FLAGS"] = with_flags(os.environ.get("XLA_FLAGS", ""), flags)
 
 
-# Checked on jax 0.10.2 and 0.12.0.1: lowering any interpreted pallas_call imports
-# Pallas's Mosaic GPU interpreter just to test whether the call asked for it
-# (jax/_src/pallas/pallas_call.py); that costs about 0.35 s (a failing import on
-# a CPU-only 0.10) to 1.9 s (0.12) in a fresh worker. JAX treats an ImportError
-# there as "not asked for", so the interpret backend makes that import fail fast.
-_GPU_INTERPRETER = "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"
-
-
-def skip_gpu_interpreter() -> None:
-    """On the interpret backend only: never load the GPU interpreter (nothing there uses it)."""
-    sys.modules.setdefault(_GPU_INTERPRETER, None)  # type: ignore[arg-type]
-
-
 def configure_jax() -> None:
-    import warnings
-
+    """JAX's persistent compilation cache, for compiled (gpu/tpu) kernels."""
     import jax
-
-    # We choose Pallas's Triton lowering for GPUs (see select_gpu_lowering); JAX
-    # announces its deprecation on every kernel, which is noise for a learner.
-    warnings.filterwarnings("ignore", message=".*Pallas Triton backend is deprecated.*")
 
     folder = cache_dir()
     try:
@@ -202,23 +183,6 @@ def _present() -> set[str]:
     return found
 
 
-def select_gpu_lowering() -> None:
-    """Lower GPU kernels with Triton, not Mosaic GPU.
-
-    The course's portable subset (pallas_call with BlockSpecs, small elementwise
-    and dot blocks) is what the Triton lowering compiles; Mosaic GPU wants
-    128-thread warpgroup-shaped arrays and, from jax 0.10, deprecates
-    pallas_call in favour of plgpu.kernel. jax 0.12 uses Triton for
-    pallas_call by default; jax 0.10 needs this flag.
-    """
-    import jax
-
-    try:
-        jax.config.update("jax_pallas_use_mosaic_gpu", False)
-    except (AttributeError, KeyError, ValueError):
-        pass
-
-
 def resolve(requested: str, mode: Mode = Mode.RUN) -> Backend:
     """The backend that will run: `auto` is the accelerator JAX sees, else interpret."""
     if mode is Mode.LOWER:
@@ -238,22 +202,4 @@ def resolve(requested: str, mode: Mode = Mode.RUN) -> Backend:
                 f"here; install JAX's {chosen.device} build with `{chosen.install}` on a machine with a "
                 f"{chosen.device}, or use --backend interpret.{lower_tip}"
             )
-    if chosen is GPU:
-        select_gpu_lowering()
     return chosen
-
-
-def start_jax(requested: str, mode: Mode) -> tuple[Backend, str | None]:
-    """Import and set up JAX in this process for checks: the backend `requested` resolves to, and a
-    warning about the installed jax, if any. A jax this project cannot use is a UserError."""
-    prepare_environment(requested, mode)
-    import jax
-
-    error, warning = jax_version_verdict(jax.__version__)
-    if error:
-        raise UserError(error)
-    configure_jax()
-    backend = resolve(requested, mode)
-    if backend.interprets:
-        skip_gpu_interpreter()
-    return backend, warning

@@ -1,8 +1,8 @@
 """The result cache: a file the checker has already judged is not judged again.
 
 A verdict is stored under a key made of everything that can change it: the
-learner file's path and bytes, the puzzle, the course and checker code (every
-file of this package, and the puzzle's pristine stub), the Python, jax and
+learner file's path and bytes, the puzzle's name, the course and checker code (every
+file of this package, the course file and specs, and the puzzle's pristine stub), the Python, jax and
 jaxlib versions, the backend, the mode and options, and the JAX/XLA settings
 in the environment. Any change gives a new key, so a stored verdict is never
 stale; it is only ever unused. Verdicts that depend on the moment rather than
@@ -25,11 +25,10 @@ from pathlib import Path
 
 from pallas_puzzles import backends
 from pallas_puzzles.backends import Backend, Mode
-from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
-from pallas_puzzles.workspace import Workspace, course_dir
+from pallas_puzzles.workspace import Workspace
 
 FOLDER = "results"
 MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
@@ -40,13 +39,15 @@ ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
 
 
 @functools.cache
-def code_fingerprint() -> str:
-    """A digest of every source and data file of this package: the checker, specs and course."""
-    package = Path(__file__).resolve().parent
+def code_fingerprint(course_folder: Path) -> str:
+    """A digest of the checker (every source and data file of this package) and of the course's
+    own definition (its course file and specs; each stub is keyed per puzzle)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in package.rglob("*") if p.suffix in CODE_SUFFIXES and p.is_file()):
-        digest.update(str(path.relative_to(package)).encode())
-        digest.update(path.read_bytes())
+    for folder, pattern in ((Path(__file__).resolve().parent, "**/*"), (course_folder, "*.toml"),
+                            (course_folder, "specs/*")):
+        for path in sorted(p for p in folder.glob(pattern) if p.suffix in CODE_SUFFIXES and p.is_file()):
+            digest.update(str(path.relative_to(folder)).encode())
+            digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -82,18 +83,9 @@ def backend_identity(requested: str, mode: Mode) -> str | None:
     return f"{requested} with {','.join(plugins) or 'no plugin'}"
 
 
-@functools.cache
-def _stubs() -> Path | None:
-    try:
-        return course_dir("exercises")
-    except UserError:
-        return None
-
-
 def _stub_bytes(puzzle: Puzzle) -> bytes:
-    stubs = _stubs()
     try:
-        return (stubs / puzzle.file).read_bytes() if stubs is not None else b""
+        return puzzle.stub_path.read_bytes()
     except OSError:
         return b""
 
@@ -117,7 +109,7 @@ class ResultCache:
     def _context_digest(self) -> str:
         """What every key of this cache shares: code, versions, backend, mode, options, environment."""
         environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES))
-        parts = [code_fingerprint(), sys.version, _version("jax"), _version("jaxlib"), str(self.backend),
+        parts = [sys.version, _version("jax"), _version("jaxlib"), str(self.backend),
                  self.mode.value, str(self.fail_fast), repr(environment)]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
@@ -136,7 +128,9 @@ class ResultCache:
             content = file.read_bytes()
         except OSError:
             return None
-        digest = hashlib.sha256("\0".join([self._context_digest, str(file.resolve()), str(puzzle.number)]).encode())
+        parts = [self._context_digest, code_fingerprint(puzzle.folder), str(file.resolve()), puzzle.name,
+                 puzzle.target]
+        digest = hashlib.sha256("\0".join(parts).encode())
         digest.update(b"\0stub\0" + _stub_bytes(puzzle))
         digest.update(b"\0file\0" + content)
         return digest.hexdigest()
@@ -150,7 +144,7 @@ class ResultCache:
             result = pickle.loads((self.folder / key).read_bytes())
         except Exception:  # missing, half-written or unreadable: a miss, never an error
             return None
-        return result if isinstance(result, CheckResult) and result.number == puzzle.number else None
+        return result if isinstance(result, CheckResult) and result.name == puzzle.name else None
 
     def put(self, key: str | None, puzzle: Puzzle, file: Path, result: CheckResult) -> None:
         """Store a verdict under the key taken before the check, if the file still has that key.

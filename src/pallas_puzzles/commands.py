@@ -13,10 +13,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pallas_puzzles import backends, versions
+from pallas_puzzles import backends, support
 from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.course_file import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
-from pallas_puzzles.metadata import Puzzle, load_course
+from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.perf.model import for_chip
 from pallas_puzzles.progress import Progress
 from pallas_puzzles.report import json_view, perf_card, terminal
@@ -59,18 +60,6 @@ def open_progress(out: Output) -> Progress:
     return Progress.open(find_workspace(), load_course(), warn=out.warning)
 
 
-def require_support(puzzle: Puzzle, backend: Backend) -> None:
-    too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
-    if too_old:
-        raise UserError(too_old)
-    if not puzzle.supports(backend):
-        idiom = f" ({puzzle.tpu_only_idiom})" if puzzle.tpu_only_idiom else ""
-        raise UserError(
-            f"Puzzle {puzzle.number} uses an idiom{idiom} that the {backend.name} backend does not run; "
-            f"it runs on: {', '.join(puzzle.backends)}."
-        )
-
-
 def cmd_init(out: Output, directory: Path) -> int:
     course = load_course()
     workspace = init_workspace(directory, course)
@@ -96,12 +85,14 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
                mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None) -> int:
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
-    files = {p.number: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
+    files = {p.name: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
     run = Run(progress.workspace, files, requested, mode)
+    if not check_all:
+        support.require(puzzles[0], None)  # a jax too old: say so before any checker starts
 
-    def support(backend: Backend) -> None:
+    def refuse(backend: Backend) -> None:
         if not check_all:
-            require_support(puzzles[0], backend)
+            support.require(puzzles[0], backend, mode)
 
     def verdict(puzzle: Puzzle, result: CheckResult) -> None:
         if chip_name:
@@ -115,13 +106,11 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
 
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
     with RunProgress(out.console, len(puzzles), verb, enabled=not out.as_json) as bar:
-        backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, support, verdict)
+        backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, refuse, verdict)
     results = run.results
     for puzzle in run.skipped:
-        too_old = versions.missing_requirement(puzzle.number, puzzle.min_jax)
-        out.info(f"- puzzle {puzzle.number} skipped: {too_old}" if too_old else
-                 f"- puzzle {puzzle.number} skipped: it does not run on {backend.name} "
-                 f"({', '.join(puzzle.backends)} only)")
+        refusal = support.refusal(puzzle, backend, mode)
+        out.info(f"- puzzle {puzzle.number} skipped: {refusal.sentence if refusal else 'it does not run here.'}")
     if run.from_cache:
         out.info(f"{run.from_cache} unchanged file(s) kept the verdict of their last check "
                  f"(delete {progress.workspace.meta / 'results'} to check them again).")
@@ -154,11 +143,12 @@ def verify_file(path: str) -> int:
             raise UserError(f"{file.name} is not a puzzle file of this course.")
         from pallas_puzzles.worker.client import Worker
 
-        with Worker(backends.AUTO) as worker:
+        support.require(puzzle, None)
+        with Worker(backends.AUTO, target=puzzle.target) as worker:
             backend = worker.start()
             if worker.warning:
                 out.warning(worker.warning)
-            require_support(puzzle, backend)
+            support.require(puzzle, backend)
             result = worker.check(puzzle, file)
         terminal.render_result(out.console, result, puzzle)
         return EXIT_PASS if result.passed else EXIT_FAIL
@@ -248,11 +238,12 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
     file = reference_solution(puzzle) if solution else progress.learner_file(puzzle)
     if html_file is not None:
         check_target(html_file)  # before the run: a bad name should not cost a check
-    with Worker(requested) as worker:
+    support.require(puzzle, None)
+    with Worker(requested, target=puzzle.target) as worker:
         backend = worker.start()
         if worker.warning:
             out.warning(worker.warning)
-        require_support(puzzle, backend)
+        support.require(puzzle, backend)
         cases = len(puzzle.cases_for(backend))
         if case is not None and case > cases:
             raise UserError(f"There is no shape case {case}: puzzle {puzzle.number} has {cases} on the "

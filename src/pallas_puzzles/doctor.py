@@ -53,11 +53,13 @@ def diagnose_installation() -> Report:
     report.add("Python", sys.version.split()[0], python_ok, "" if python_ok else "Install Python 3.11 or newer.")
     report.add("pallas-puzzles", f"{__version__} ({Path(__file__).resolve().parent})")
     try:
-        from pallas_puzzles.workspace import course_dir
+        from pallas_puzzles.course_file import load_course
 
-        report.add("course files", str(course_dir("exercises").parent))
+        course = load_course()
+        report.add("course", f"{course.title} ({len(course.chapters)} chapters, {len(course.puzzles)} puzzles) "
+                             f"in {course.folder}")
     except UserError as exc:
-        report.add("course files", "missing", False, exc.message)
+        report.add("course", "unusable", False, exc.message)
     backends.prepare_environment(backends.AUTO, backends.Mode.RUN)
     try:
         import jax

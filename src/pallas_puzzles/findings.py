@@ -139,6 +139,11 @@ class FindingKind(Enum):
         "This puzzle uses Pallas APIs that this jax does not have. Upgrade jax (pip install -U jax; "
         "the newest releases need a newer Python), or skip to the next puzzle.",
     )
+    UNSUPPORTED = (
+        "unsupported", "does not run here",
+        "Each chapter runs on the backends it lists (`pallas-puzzles list` shows them): its kernels use "
+        "an idiom the others do not have. Check this puzzle on one of those backends, or move on to the next.",
+    )
     OVER_BUDGET = (
         "over-budget", "correct, but over budget",
         "The numbers are right, but this puzzle also grades what the kernel costs on a TPU (the performance "

@@ -1,15 +1,14 @@
-"""The course metadata: one TOML file (``puzzles.toml``) drives everything.
+"""The course as data: chapters and puzzles, read from a course folder by `course_file`.
 
 Listing, watching, checking, packaging and the course-integrity tests all read
-the puzzle table from here; nothing else hard-codes puzzle numbers or names.
+the puzzles from here; nothing else hard-codes puzzle numbers or names. A puzzle
+is known by its `name`; its `number` is only its position in the course.
 """
 
 from __future__ import annotations
 
-import functools
-import tomllib
-from dataclasses import dataclass, fields
-from importlib import resources
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pallas_puzzles import backends
@@ -49,7 +48,7 @@ class Budget:
 class Reshape:
     """How one shape case moves an input away from the default range: value * scale + shift.
 
-    Declared per case in puzzles.toml (`distributions`), where the numerics are the
+    Declared per case in the course file (`distributions`), where the numerics are the
     lesson: all-negative rows, large magnitudes, an offset that makes cancellation visible.
     """
 
@@ -66,8 +65,10 @@ class Reshape:
 
 @dataclass(frozen=True)
 class Puzzle:
-    number: int
-    name: str
+    name: str  # the identity: progress, hints, input seeds and stored verdicts use it
+    number: int  # the position in the course (the tour is 0); shown to learners, never stored
+    chapter: str  # the name of the chapter it belongs to
+    folder: Path  # the course folder: exercises/, solutions/ and specs/ hold its files
     title: str
     file: str
     entry: str
@@ -76,24 +77,38 @@ class Puzzle:
     inputs: tuple[InputSpec, ...]
     cases: dict[str, tuple[dict[str, int], ...]]
     backends: tuple[str, ...]
+    target: str  # the target that runs its kernels on the CPU (engine/targets/)
     rtol: float = 1e-5
     atol: float = 1e-5
     tour: bool = False
     sequential_grid: bool = False
     tpu_only_idiom: str = ""
     time_limit: float = 0.0  # 0: derived from reference_seconds
-    reference_seconds: float = 0.0  # what a cold check of the reference solution takes (measured)
-    spec: str = ""  # spec module name under pallas_puzzles.specs; defaults to the puzzle name
+    reference_seconds: float = 0.0  # a cold check of the reference solution (reference_times.toml)
+    spec: str = ""  # the spec module's name under specs/; defaults to the puzzle name
     min_jax: str = ""  # the oldest jax whose Pallas has every API the puzzle uses ("" : any)
     cores: int = 1  # TensorCores the TPU interpreter simulates (parallel grid axes are split over them)
     detect_races: bool = False  # the interpreter's race detector: DMAs in flight, cores sharing a block
     budget: Budget | None = None  # efficiency puzzles: graded on the cost model too
     # Per shape case (by index, repeating): how its inputs depart from the default range.
     distributions: tuple[tuple[Reshape, ...], ...] = ()
+    target_options: dict[str, Any] = field(default_factory=dict)  # read by the puzzle's target
 
     @property
     def label(self) -> str:
         return f"{self.number:02d} {self.name}"
+
+    @property
+    def stub_path(self) -> Path:
+        return self.folder / "exercises" / self.file
+
+    @property
+    def solution_path(self) -> Path:
+        return self.folder / "solutions" / self.file
+
+    @property
+    def spec_path(self) -> Path:
+        return self.folder / "specs" / f"{self.spec or self.name}.py"
 
     def distribution(self, case_index: int) -> tuple[Reshape, ...]:
         """The input reshapes of one shape case (none when the puzzle declares none)."""
@@ -115,8 +130,20 @@ class Puzzle:
 
 
 @dataclass(frozen=True)
-class Course:
+class Chapter:
+    name: str
     title: str
+    intro: str
+    target: str
+    number: int  # 1-based position
+
+
+@dataclass(frozen=True)
+class Course:
+    name: str  # a stable id, recorded in a workspace's progress
+    title: str
+    folder: Path
+    chapters: tuple[Chapter, ...]
     puzzles: tuple[Puzzle, ...]
 
     @property
@@ -124,8 +151,17 @@ class Course:
         """Puzzles that count towards progress (the guided tour does not)."""
         return tuple(p for p in self.puzzles if not p.tour)
 
+    def chapter_of(self, puzzle: Puzzle) -> Chapter:
+        return next(c for c in self.chapters if c.name == puzzle.chapter)
+
+    def in_chapter(self, chapter: Chapter) -> tuple[Puzzle, ...]:
+        return tuple(p for p in self.puzzles if p.chapter == chapter.name)
+
+    def has(self, name: str) -> bool:
+        return any(p.name == name for p in self.puzzles)
+
     def find(self, key: str | int) -> Puzzle:
-        """Resolve a puzzle by number ("7", 7, "07") or by name ("long_sum")."""
+        """Resolve a puzzle by number ("7", 7, "07"), by name ("long_sum", "long-sum") or by file."""
         text = str(key).strip()
         for puzzle in self.puzzles:
             if text.isdigit() and int(text) == puzzle.number:
@@ -133,8 +169,8 @@ class Course:
             if text.lower() in (puzzle.name, puzzle.name.replace("_", "-"), puzzle.file):
                 return puzzle
         numbers = [p.number for p in self.puzzles]
-        known = f"{min(numbers)} to {max(numbers)}"  # the course is numbered without gaps (a test holds it so)
-        raise UserError(f"There is no puzzle '{text}'; puzzles are numbered {known} (or use a name from `pallas-puzzles list`).")
+        raise UserError(f"There is no puzzle '{text}'; puzzles are numbered {min(numbers)} to {max(numbers)} "
+                        f"(or use a name from `pallas-puzzles list`).")
 
     def after(self, puzzle: Puzzle) -> Puzzle | None:
         index = self.puzzles.index(puzzle)
@@ -142,67 +178,3 @@ class Course:
 
     def by_file(self, filename: str) -> Puzzle | None:
         return next((p for p in self.puzzles if p.file == filename), None)
-
-
-def _parse_puzzle(raw: dict[str, Any]) -> Puzzle:
-    unknown = set(raw) - {f.name for f in fields(Puzzle)}
-    if unknown:  # a misspelt key would otherwise be ignored without a word
-        raise ValueError(f"puzzles.toml: puzzle {raw.get('number')} has unknown keys {sorted(unknown)}")
-    inputs = tuple(
-        InputSpec(
-            name=item["name"],
-            shape=tuple(item["shape"]),
-            dtype=item.get("dtype", "float32"),
-            low=float(item.get("low", -0.5)),
-            high=float(item.get("high", 0.5)),
-        )
-        for item in raw.get("inputs", [])
-    )
-    cases = {backend: tuple(dict(c) for c in raw_cases) for backend, raw_cases in raw["cases"].items()}
-    named = set(raw.get("backends", ())) | set(cases)
-    if not named <= set(backends.REGISTRY):
-        raise ValueError(f"puzzles.toml: puzzle {raw.get('number')} names unknown backends {sorted(named - set(backends.REGISTRY))}")
-    return Puzzle(
-        number=int(raw["number"]),
-        name=raw["name"],
-        title=raw["title"],
-        file=raw["file"],
-        entry=raw["entry"],
-        summary=raw.get("summary", ""),
-        hints=tuple(raw.get("hints", ())),
-        inputs=inputs,
-        cases=cases,
-        backends=tuple(raw.get("backends", backends.REGISTRY)),
-        rtol=float(raw.get("rtol", 1e-5)),
-        atol=float(raw.get("atol", 1e-5)),
-        tour=bool(raw.get("tour", False)),
-        sequential_grid=bool(raw.get("sequential_grid", False)),
-        tpu_only_idiom=raw.get("tpu_only_idiom", ""),
-        time_limit=float(raw.get("time_limit", 0.0)),
-        reference_seconds=float(raw.get("reference_seconds", 0.0)),
-        spec=raw.get("spec", raw["name"]),
-        min_jax=str(raw.get("min_jax", "")),
-        cores=int(raw.get("cores", 1)),
-        detect_races=bool(raw.get("detect_races", False)),
-        budget=Budget(**raw["budget"]) if "budget" in raw else None,
-        distributions=_parse_distributions(raw),
-    )
-
-
-def _parse_distributions(raw: dict[str, Any]) -> tuple[tuple[Reshape, ...], ...]:
-    names = {item["name"] for item in raw.get("inputs", [])}
-    out = []
-    for case in raw.get("distributions", []):
-        if not set(case) <= names:
-            raise ValueError(f"puzzles.toml: puzzle {raw.get('number')} reshapes unknown inputs {sorted(set(case) - names)}")
-        out.append(tuple(Reshape(input=name, shift=float(how.get("shift", 0.0)), scale=float(how.get("scale", 1.0)))
-                         for name, how in case.items()))
-    return tuple(out)
-
-
-@functools.cache
-def load_course() -> Course:
-    text = resources.files("pallas_puzzles").joinpath("puzzles.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
-    puzzles = tuple(sorted((_parse_puzzle(p) for p in data["puzzle"]), key=lambda p: p.number))
-    return Course(title=data.get("course", {}).get("title", "Pallas Puzzles"), puzzles=puzzles)

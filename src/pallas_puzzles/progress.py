@@ -65,7 +65,7 @@ class Progress:
         return self.current if key is None else self.course.find(key)
 
     def is_solved(self, puzzle: Puzzle) -> bool:
-        return puzzle.number in self.state.solved
+        return puzzle.name in self.state.solved
 
     @property
     def solved_count(self) -> int:
@@ -75,11 +75,14 @@ class Progress:
     def total(self) -> int:
         return len(self.course.counted)
 
+    def hints_seen(self, puzzle: Puzzle) -> int:
+        return self.state.hints_seen.get(puzzle.name, 0)
+
     def exercise(self, puzzle: Puzzle) -> Path:
         return self.workspace.exercise(puzzle)
 
     def missing_message(self, puzzle: Puzzle) -> str:
-        return (f"{self.exercise(puzzle)} is missing; `pallas-puzzles reset {puzzle.number}` "
+        return (f"{self.exercise(puzzle)} is missing; `pallas-puzzles reset {puzzle.name}` "
                 f"(or x in watch mode) restores the original exercise.")
 
     def learner_file(self, puzzle: Puzzle) -> Path:
@@ -91,12 +94,11 @@ class Progress:
 
     def next_unsolved(self, after: Puzzle | None = None) -> Puzzle | None:
         """The first unsolved counted puzzle after `after` (wrapping round), if any."""
-        numbers = [p.number for p in self.course.counted]
-        if after is not None and after.number in numbers:
-            start = numbers.index(after.number) + 1
-            numbers = numbers[start:] + numbers[:start]
-        number = next((n for n in numbers if n not in self.state.solved), None)
-        return self.course.find(number) if number is not None else None
+        counted = list(self.course.counted)
+        if after is not None and after in counted:
+            start = counted.index(after) + 1
+            counted = counted[start:] + counted[:start]
+        return next((p for p in counted if p.name not in self.state.solved), None)
 
     def following(self, puzzle: Puzzle) -> Puzzle:
         """The puzzle after this one in course order, wrapping round (the `n` key)."""
@@ -111,24 +113,24 @@ class Progress:
         """
         if puzzle.tour:
             return PassOutcome(solution=None, upcoming=self.course.after(puzzle))
-        self.state.solved.add(puzzle.number)
+        self.state.solved.add(puzzle.name)
         self._save()
         solution = self._write(lambda: install_solution(self.workspace, puzzle))
         return PassOutcome(solution=solution, upcoming=self.next_unsolved(after=puzzle))
 
     def move_to(self, puzzle: Puzzle) -> None:
-        self.state.current = puzzle.number
+        self.state.current = puzzle.name
         self._save()
 
     def reveal_hint(self, puzzle: Puzzle) -> HintReveal:
         """Reveal one more hint level (remembered) and say how many to show."""
         total = len(puzzle.hints)
-        seen = self.state.hints_seen.get(puzzle.number, 0)
+        seen = self.hints_seen(puzzle)
         if total == 0:
             return HintReveal(0, True)
         if seen >= total:
             return HintReveal(total, True)
-        self.state.hints_seen[puzzle.number] = seen + 1
+        self.state.hints_seen[puzzle.name] = seen + 1
         self._save()
         return HintReveal(seen + 1, False)
 

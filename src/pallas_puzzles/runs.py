@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pallas_puzzles import versions
+from pallas_puzzles import support
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.cache import ResultCache
 from pallas_puzzles.metadata import Puzzle
@@ -30,7 +30,7 @@ class Run:
     """What a command asked for: these puzzles' files, on one backend, in one mode."""
 
     workspace: Workspace
-    files: dict[int, Path]  # puzzle number -> the file to check, in course order
+    files: dict[str, Path]  # puzzle name -> the file to check, in course order
     requested: str
     mode: Mode = Mode.RUN
     results: list[CheckResult] = field(default_factory=list)
@@ -45,46 +45,65 @@ def _announce(run: Run, backend: Backend, say: Say) -> None:
         say(f"Checking on the {backend.name} backend…")
 
 
-def check_all(run: Run, puzzles: list[Puzzle], progress: RunProgress, say: Say, warn: Say,
-              support: Callable[[Backend], None], verdict: Verdict) -> Backend:
-    """Check `puzzles` (skipping those the backend does not run); returns the backend used.
+def _groups(jobs: list[tuple[Puzzle, Path]]) -> list[tuple[str, list[tuple[Puzzle, Path]]]]:
+    """Consecutive jobs of one target, in course order: each group is checked by a pool of its own."""
+    groups: list[tuple[str, list[tuple[Puzzle, Path]]]] = []
+    for job in jobs:
+        if groups and groups[-1][0] == job[0].target:
+            groups[-1][1].append(job)
+        else:
+            groups.append((job[0].target, [job]))
+    return groups
 
-    `support` may refuse the backend (a single puzzle that does not run on it);
+
+def check_all(run: Run, puzzles: list[Puzzle], progress: RunProgress, say: Say, warn: Say,
+              refuse: Callable[[Backend], None], verdict: Verdict) -> Backend:
+    """Check `puzzles` (skipping those that cannot run here); returns the backend used.
+
+    `refuse` may refuse the backend (a single puzzle that does not run on it);
     `verdict` is called with each result in course order, as soon as it is known.
     """
     from pallas_puzzles.worker.pool import WorkerPool, pool_size
 
     cache = ResultCache(run.workspace, run.requested, run.mode)
-    pools: list[WorkerPool] = []
     with contextlib.ExitStack() as stack:
+        started: list[WorkerPool] = []  # a pool started early, only to learn what `auto` is
 
-        def start_pool(jobs: int) -> Backend:
-            pool = stack.enter_context(WorkerPool(run.requested, pool_size(jobs), run.mode))
-            backend = pool.start()
+        def start_pool(target: str, jobs: int) -> WorkerPool:
+            pool = stack.enter_context(WorkerPool(run.requested, pool_size(jobs), run.mode, target))
+            pool.start()
             if pool.warning:
                 warn(pool.warning)
-            pools.append(pool)
-            return backend
+            return pool
 
-        backend = cache.resolved or start_pool(len(puzzles))  # only a checker can tell what `auto` is
-        support(backend)
-        run.skipped = [p for p in puzzles if not p.supports(backend)
-                       or versions.missing_requirement(p.number, p.min_jax)]
+        backend = cache.resolved
+        if backend is None:
+            started.append(start_pool(puzzles[0].target, len(puzzles)))
+            backend = started[0].backend
+        refuse(backend)
+        run.skipped = [p for p in puzzles if support.refusal(p, backend, run.mode) is not None]
         todo = [p for p in puzzles if p not in run.skipped]
-        keys = {p.number: cache.key(p, run.files[p.number]) for p in todo}
-        stored = {p.number: r for p in todo if (r := cache.get(keys[p.number], p)) is not None}
-        unchecked = [(p, run.files[p.number]) for p in todo if p.number not in stored]
-        if unchecked and not pools:
-            backend = start_pool(len(unchecked))
+        keys = {p.name: cache.key(p, run.files[p.name]) for p in todo}
+        stored = {p.name: r for p in todo if (r := cache.get(keys[p.name], p)) is not None}
+        unchecked = [(p, run.files[p.name]) for p in todo if p.name not in stored]
         _announce(run, backend, say)
-        fresh: Iterator[CheckResult] = iter(())
-        if unchecked:
-            fresh = pools[0].check_in_order(unchecked, on_start=progress.started, on_done=progress.finished)
+
+        def fresh() -> Iterator[CheckResult]:
+            for target, jobs in _groups(unchecked):
+                pool = next((p for p in started if p.target == target), None)
+                if pool is None:
+                    pool = start_pool(target, len(jobs))
+                else:
+                    started.remove(pool)
+                yield from pool.check_in_order(jobs, on_start=progress.started, on_done=progress.finished)
+                pool.stop()  # one pool at a time: two would double the memory
+
+        results = fresh()
         for puzzle in todo:
-            result = stored.get(puzzle.number)
+            result = stored.get(puzzle.name)
             if result is None:
-                result = next(fresh)
-                cache.put(keys[puzzle.number], puzzle, run.files[puzzle.number], result)
+                result = next(results)
+                cache.put(keys[puzzle.name], puzzle, run.files[puzzle.name], result)
             else:
                 run.from_cache += 1
                 progress.finished(puzzle, result, cached=True)

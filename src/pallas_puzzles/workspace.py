@@ -1,9 +1,9 @@
 """Where the learner's files live, and where the pristine course files come from.
 
 A workspace is the folder `init` made (it holds `.pallas_puzzles/`), found
-from any subfolder, or the source checkout itself. The course's own stubs and
-reference solutions ship inside the wheel (`pallas_puzzles/course/`); an
-editable install sees the checkout's top-level `exercises/` and `solutions/`.
+from any subfolder, or the source checkout itself (whose exercises are the
+course folder's). The pristine stubs and reference solutions belong to the
+course folder each puzzle comes from (`Puzzle.stub_path`, `Puzzle.solution_path`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from pallas_puzzles.errors import UserError
@@ -22,19 +21,8 @@ from pallas_puzzles.metadata import Course, Puzzle
 MARKER = ".pallas_puzzles"
 
 
-def course_dir(kind: str) -> Path:
-    """The pristine `exercises` or `solutions` folder shipped with the package."""
-    packaged = Path(str(resources.files("pallas_puzzles"))) / "course" / kind
-    if packaged.is_dir():
-        return packaged
-    checkout = Path(__file__).resolve().parents[2] / kind
-    if checkout.is_dir():
-        return checkout
-    raise UserError(f"The installed pallas-puzzles has no {kind} folder; reinstall it with `pip install --force-reinstall pallas-puzzles`.")
-
-
 def _is_source_checkout(folder: Path) -> bool:
-    return (folder / "src" / "pallas_puzzles" / "puzzles.toml").is_file() and (folder / "exercises").is_dir()
+    return (folder / "src" / "pallas_puzzles").is_dir() and (folder / "course" / "exercises").is_dir()
 
 
 @dataclass(frozen=True)
@@ -43,11 +31,16 @@ class Workspace:
 
     @property
     def exercises(self) -> Path:
-        return self.root / "exercises"
+        return self._files / "exercises"
 
     @property
     def solutions(self) -> Path:
-        return self.root / "solutions"
+        return self._files / "solutions"
+
+    @property
+    def _files(self) -> Path:
+        """In the source checkout the course folder's own files are the learner's."""
+        return self.root / "course" if self.is_source_checkout else self.root
 
     @property
     def meta(self) -> Path:
@@ -119,12 +112,11 @@ def init_workspace(target: Path, course: Course) -> Workspace:
                         f"of yours is overwritten (nothing was changed).")
     if target.exists() and not target.is_dir():
         raise UserError(f"{target} is a file, not a folder; pick another name (nothing was changed).")
-    source = course_dir("exercises")
     target.mkdir(parents=True, exist_ok=True)
     workspace = Workspace(target)
     workspace.exercises.mkdir()
     for puzzle in course.puzzles:
-        shutil.copyfile(source / puzzle.file, workspace.exercise(puzzle))
+        shutil.copyfile(puzzle.stub_path, workspace.exercise(puzzle))
     workspace.solutions.mkdir()
     workspace.backups.mkdir(parents=True)
     (target / "README.md").write_text(WORKSPACE_README, encoding="utf-8")
@@ -146,17 +138,18 @@ def back_up(workspace: Workspace, path: Path) -> Path:
 
 def pristine_stub(workspace: Workspace, puzzle: Puzzle) -> bytes:
     """The original exercise text for a puzzle."""
-    stub = course_dir("exercises") / puzzle.file
+    stub = puzzle.stub_path
     if stub.resolve() != workspace.exercise(puzzle).resolve():
         return stub.read_bytes()
     # In the source checkout the course file is the learner's file: git has the original.
+    tracked = f"course/exercises/{puzzle.file}"
     try:
-        shown = subprocess.run(["git", "show", f"HEAD:exercises/{puzzle.file}"], cwd=workspace.root,
+        shown = subprocess.run(["git", "show", f"HEAD:{tracked}"], cwd=workspace.root,
                                capture_output=True, check=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         raise UserError(
             f"This workspace is the source checkout, where the original {puzzle.file} comes from git, "
-            f"and git could not provide it; restore it with `git checkout exercises/{puzzle.file}`."
+            f"and git could not provide it; restore it with `git checkout {tracked}`."
         ) from None
     return shown.stdout
 
@@ -171,7 +164,7 @@ def reset_exercise(workspace: Workspace, puzzle: Puzzle) -> Path | None:
 
 
 def reference_solution(puzzle: Puzzle) -> Path:
-    return course_dir("solutions") / puzzle.file
+    return puzzle.solution_path
 
 
 def install_solution(workspace: Workspace, puzzle: Puzzle) -> Path:

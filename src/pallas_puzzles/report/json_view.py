@@ -140,17 +140,20 @@ def list_document(progress: Progress) -> dict[str, Any]:
         puzzles.append({
             "puzzle": puzzle.number,
             "name": puzzle.name,
+            "chapter": puzzle.chapter,
             "title": puzzle.title,
             "file": puzzle.file,
             "status": status,
             "current": puzzle == progress.current,
             "backends": [b for b in backends.REGISTRY if puzzle.supports(backends.get(b))],
             "hints": len(puzzle.hints),
-            "hints_seen": progress.state.hints_seen.get(puzzle.number, 0),
+            "hints_seen": progress.hints_seen(puzzle),
         })
     return {
         "schema": SCHEMA_VERSION,
         "course": progress.course.title,
+        "chapters": [{"name": c.name, "number": c.number, "title": c.title, "intro": c.intro, "target": c.target}
+                     for c in progress.course.chapters],
         "current": progress.current.number,
         "solved": progress.solved_count,
         "total": progress.total,

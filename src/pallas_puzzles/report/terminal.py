@@ -219,12 +219,16 @@ def render_list(console: Console, progress: Progress) -> None:
     if wide:
         table.add_column("runs on", no_wrap=True)
         table.add_column("file", no_wrap=True)
-    for puzzle in course.puzzles:
-        number, title, status, runs_on, link = _list_row(progress, puzzle)
-        if wide:
-            table.add_row(number, title, status, runs_on, link)
-        else:
-            table.add_row(number, title + Text("\n") + link, status + Text("\n" + runs_on, style="dim"))
+    for chapter in course.chapters:
+        if chapter.number > 1:
+            table.add_section()
+        table.add_row("", Text(f"Chapter {chapter.number}: {chapter.title}", style="bold"))
+        for puzzle in course.in_chapter(chapter):
+            number, title, status, runs_on, link = _list_row(progress, puzzle)
+            if wide:
+                table.add_row(number, title, status, runs_on, link)
+            else:
+                table.add_row(number, title + Text("\n") + link, status + Text("\n" + runs_on, style="dim"))
     console.print(table)
     if any(p.tpu_only_idiom for p in course.puzzles):
         console.print(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))

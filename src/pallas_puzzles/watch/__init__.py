@@ -13,6 +13,7 @@ import queue
 
 from rich.console import Console
 
+from pallas_puzzles import support
 from pallas_puzzles.cache import ResultCache
 from pallas_puzzles.progress import Progress
 from pallas_puzzles.report import terminal
@@ -30,7 +31,7 @@ from pallas_puzzles.watch.events import (
 )
 from pallas_puzzles.watch.loop import GOODBYE, WatchLoop, say_goodbye
 from pallas_puzzles.watch.runner import CachingChecker, Checker, CheckRunner
-from pallas_puzzles.worker.client import Worker
+from pallas_puzzles.worker.by_target import WorkersByTarget
 
 __all__ = [
     "CachingChecker",
@@ -57,19 +58,20 @@ def run_watch(console: Console, progress: Progress, requested_backend: str, poll
     """Watch mode with the real worker, file watcher and keyboard; returns the exit code."""
     events: EventQueue = queue.Queue()
     try:
-        with Worker(requested_backend) as worker:
+        with WorkersByTarget(requested_backend) as workers:
             console.print("Starting JAX…", style="dim")
-            backend = worker.start()
-            if worker.warning:
-                terminal.warning(console, worker.warning)
+            runnable = [p for p in (progress.current, *progress.course.puzzles) if support.refusal(p, None) is None]
+            backend = workers.start(runnable[0].target if runnable else progress.current.target)
+            if workers.warning:
+                terminal.warning(console, workers.warning)
             handler = PuzzleFileHandler({p.file for p in progress.course.puzzles}, events)
             observer, how = start_observer(progress.workspace.exercises, handler, poll)
             console.print(f"Backend: {backend.name} · watching {progress.workspace.exercises} · "
                           f"file watcher: {how}", style="dim")
             try:
                 with key_reader(events) as keys:
-                    checker = CachingChecker(worker, ResultCache(progress.workspace, backend.name))
-                    return WatchLoop(console, progress, checker, events, keys=keys).run()
+                    checker = CachingChecker(workers, ResultCache(progress.workspace, backend.name))
+                    return WatchLoop(console, progress, checker, events, keys=keys, backend=backend).run()
             finally:
                 observer.stop()
                 observer.join(timeout=2)

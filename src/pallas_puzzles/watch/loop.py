@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.status import Status
 
+from pallas_puzzles import support
+from pallas_puzzles.backends import Backend
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.progress import Progress
@@ -60,8 +62,10 @@ class ResetQuestion:
 
 class WatchLoop:
     def __init__(self, console: Console, progress: Progress, checker: Checker, events: EventQueue,
-                 keys: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
+                 keys: bool = False, clock: Callable[[], float] = time.monotonic,
+                 backend: Backend | None = None) -> None:
         self.console = console
+        self.backend = backend  # where checks run; None: not known (only the jax version is asked about)
         self.progress = progress
         self.events = events
         self.keys = keys
@@ -156,6 +160,10 @@ class WatchLoop:
         path = self.progress.exercise(puzzle)
         if not path.is_file():
             terminal.warning(self.console, self.progress.missing_message(puzzle))
+            return
+        refusal = support.refusal(puzzle, self.backend)
+        if refusal is not None:
+            terminal.warning(self.console, f"{refusal.sentence} Press n to skip to the next puzzle.")
             return
         note = " (the previous check was stopped)" if stopped else ""
         self.console.print(f"Checking {puzzle.file}…{note}", style="dim")

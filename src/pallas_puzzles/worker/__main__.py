@@ -1,4 +1,4 @@
-"""`python -m pallas_puzzles.worker READ_FD WRITE_FD BACKEND MODE`: the checker process."""
+"""`python -m pallas_puzzles.worker READ_FD WRITE_FD TARGET BACKEND MODE`: the checker process."""
 
 import sys
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pallas_puzzles import backends
 from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.course_file import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
@@ -53,7 +54,10 @@ def time_limit(puzzle: Puzzle) -> float:
 
 
 class Worker:
-    def __init__(self, requested: str, mode: Mode = Mode.RUN) -> None:
+    """One checker process for one target (the chapter's), backend and mode."""
+
+    def __init__(self, requested: str, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET) -> None:
+        self.target = target
         self.requested = requested
         self.mode = mode
         self.backend: Backend | None = None
@@ -65,7 +69,8 @@ class Worker:
         self._cancelled = threading.Event()
 
     def start(self) -> Backend:
-        spawned = launch.take(self.requested, self.mode) or launch.spawn(self.requested, self.mode)
+        key = (self.target, self.requested, self.mode)
+        spawned = launch.take(*key) or launch.spawn(*key)
         self._process = spawned.process
         self._channel = channel = spawned.channel
         if not channel.poll(STARTUP_TIMEOUT):
@@ -103,7 +108,7 @@ class Worker:
         started = time.perf_counter()
         limit = time_limit(puzzle)
         try:
-            channel.send(CheckRequest(puzzle.number, str(file), fail_fast))
+            channel.send(CheckRequest(puzzle, str(file), fail_fast))
             if channel.poll(limit):
                 reply = channel.recv()
                 assert isinstance(reply, CheckReply), reply

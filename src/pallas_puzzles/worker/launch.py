@@ -3,17 +3,22 @@
 Importing JAX takes about a second. A command that is going to check something
 starts its checker first thing (`start_early`, from `pallas_puzzles.__main__`),
 so that import overlaps the CLI's own imports, argument parsing and workspace
-reading. The first Worker asking for the same backend and mode takes that
-process over (`take`); a command that ends without one ends it.
+reading. A checker serves one target, so the early start reads just enough to
+guess it: the puzzle named on the command line, else the workspace's current
+puzzle, else the course's first (`planned_check`). The first Worker asking for
+the same target, backend and mode takes that process over (`take`); a command
+that ends without one ends it.
 """
 
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from pallas_puzzles.backends import AUTO, CHOICES, TPU, Mode
 from pallas_puzzles.worker.protocol import Channel
@@ -27,6 +32,7 @@ BACKEND_OPTIONS = ("--backend", "-b")
 class Spawned:
     """A checker process just started: it is still importing JAX until it sends Ready."""
 
+    target: str
     requested: str
     mode: Mode
     process: subprocess.Popen[bytes]
@@ -39,7 +45,7 @@ class Spawned:
         self.channel.close()
 
 
-def spawn(requested: str, mode: Mode) -> Spawned:
+def spawn(target: str, requested: str, mode: Mode) -> Spawned:
     # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
     # re-runs the parent's main module in the child (slow, and it breaks
     # scripts without a __main__ guard).
@@ -48,7 +54,7 @@ def spawn(requested: str, mode: Mode) -> Spawned:
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "pallas_puzzles.worker", str(to_child_r), str(from_child_w),
-             requested, mode.value],
+             target, requested, mode.value],
             pass_fds=(to_child_r, from_child_w),
             stdin=subprocess.DEVNULL,
         )
@@ -59,14 +65,32 @@ def spawn(requested: str, mode: Mode) -> Spawned:
     finally:
         os.close(to_child_r)
         os.close(from_child_w)
-    return Spawned(requested, mode, process, Channel(from_child_r, to_child_w))
+    return Spawned(target, requested, mode, process, Channel(from_child_r, to_child_w))
 
 
-def planned_check(args: list[str]) -> tuple[str, Mode] | None:
-    """(backend, mode) of the checker this command line will want, or None when it wants none."""
+def _likely_target(key: str | None, every_puzzle: bool) -> str:
+    """The target of the puzzle named (or else the workspace's current one); a guess: any doubt
+    gives the course's first puzzle's, and a wrong guess only costs the time of a second start."""
+    from pallas_puzzles.course_file import load_course
+    from pallas_puzzles.workspace import find_workspace
+
+    course = load_course()
+    if every_puzzle:  # `--all` checks in course order
+        return course.puzzles[0].target
+    try:
+        if key is None:
+            state = json.loads(find_workspace(Path.cwd()).state_file.read_text(encoding="utf-8"))
+            key = str(state["current"])
+        return course.find(key).target
+    except Exception:
+        return course.puzzles[0].target
+
+
+def planned_check(args: list[str]) -> tuple[str, str, Mode] | None:
+    """(target, backend, mode) of the checker this command line will want, or None when it wants none."""
     if "--help" in args or "-h" in args:
         return None
-    backend, command, index = AUTO, None, 0
+    backend, command, key, index = AUTO, None, None, 0
     while index < len(args):
         arg = args[index]
         if arg in BACKEND_OPTIONS:
@@ -78,12 +102,20 @@ def planned_check(args: list[str]) -> tuple[str, Mode] | None:
             backend = arg.split("=", 1)[1]
         elif not arg.startswith("-") and command is None:
             command = arg
+        elif not arg.startswith("-") and key is None:
+            key = arg
         index += 1
     mode = CHECKING_COMMANDS.get(command or "watch")
     if mode is None:
         return None
     backend = TPU.name if mode is Mode.LOWER else backend.strip().lower()
-    return (backend, mode) if backend in CHOICES else None
+    if backend not in CHOICES:
+        return None
+    try:
+        target = _likely_target(key, "--all" in args)
+    except Exception:  # no course to read: the command will say so itself
+        return None
+    return target, backend, mode
 
 
 _early: Spawned | None = None
@@ -102,13 +134,13 @@ def start_early(args: list[str]) -> None:
     atexit.register(discard)
 
 
-def take(requested: str, mode: Mode) -> Spawned | None:
+def take(target: str, requested: str, mode: Mode) -> Spawned | None:
     """The early checker if it matches; one that does not match is ended."""
     global _early
     early, _early = _early, None
     if early is None:
         return None
-    if (early.requested, early.mode) == (requested, mode):
+    if (early.target, early.requested, early.mode) == (target, requested, mode):
         return early
     early.end()
     return None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.course_file import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
@@ -44,12 +45,21 @@ JobDone = Callable[[Puzzle, CheckResult], None]
 
 
 class WorkerPool:
-    def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN) -> None:
-        self.workers = [Worker(requested, mode) for _ in range(max(1, size))]
+    """Checkers for one target: a course of several targets is checked one pool after another."""
+
+    def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET) -> None:
+        self.target = target
+        self.workers = [Worker(requested, mode, target) for _ in range(max(1, size))]
 
     @property
     def warning(self) -> str | None:
         return self.workers[0].warning
+
+    @property
+    def backend(self) -> Backend:
+        backend = self.workers[0].backend
+        assert backend is not None, "start() the pool first"
+        return backend
 
     def start(self) -> Backend:
         errors: list[BaseException] = []

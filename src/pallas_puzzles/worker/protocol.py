@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
 
 
@@ -29,9 +30,9 @@ class StartFailed:
 
 @dataclass(frozen=True)
 class CheckRequest:
-    """parent -> child: check one puzzle's file."""
+    """parent -> child: check one puzzle's file (the puzzle travels whole: the child reads no course)."""
 
-    number: int
+    puzzle: Puzzle
     file: str
     fail_fast: bool = True
 

@@ -1,6 +1,6 @@
-"""Canonical reference specs and input generators, one module per puzzle.
+"""Canonical reference specs and input generators: one module per spec in the course's `specs/`.
 
-These live in the package, not in the learner's file: editing the spec shown in
+They live in the course folder, not in the learner's file: editing the spec shown in
 an exercise cannot make a wrong kernel pass. A spec module defines
 ``spec(*inputs)`` in plain jax.numpy and may define ``make_inputs(sizes, rng)``
 when the generic generator (uniform floats in [low, high), integers in
@@ -9,7 +9,11 @@ when the generic generator (uniform floats in [low, high), integers in
 
 from __future__ import annotations
 
-import importlib
+import functools
+import hashlib
+import importlib.util
+import zlib
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -17,12 +21,25 @@ import numpy as np
 from pallas_puzzles.metadata import Puzzle
 
 
+@functools.cache
+def _module_at(path: Path) -> ModuleType:
+    # A name of its own per file, so two courses' specs of the same name never meet.
+    name = "pallas_puzzles_spec_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    found = importlib.util.spec_from_file_location(name, path)
+    if found is None or found.loader is None:
+        raise ImportError(f"no spec module at {path}")
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
+
+
 def spec_module(puzzle: Puzzle) -> ModuleType:
-    return importlib.import_module(f"pallas_puzzles.engine.specs.{puzzle.spec or puzzle.name}")
+    return _module_at(puzzle.spec_path.resolve())
 
 
 def case_seed(puzzle: Puzzle, case_index: int) -> list[int]:
-    return [20261122, puzzle.number, case_index]
+    """From the puzzle's name, not its position: inserting a puzzle changes no other puzzle's inputs."""
+    return [20261122, zlib.crc32(puzzle.name.encode()), case_index]
 
 
 def make_inputs(puzzle: Puzzle, sizes: dict[str, int], case_index: int) -> tuple[np.ndarray, ...]:

@@ -1,0 +1,57 @@
+"""One shape case of one check, as every target sees it: its sizes, data, label and stopwatch."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pallas_puzzles.backends import Backend
+from pallas_puzzles.engine import specs
+from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.results import CallLayout, CaseResult, Finding
+
+CaseData = tuple[tuple[np.ndarray, ...], np.ndarray, float]
+_data: dict[tuple[Path, str, int, tuple[tuple[str, int], ...]], CaseData] = {}
+
+
+def case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> CaseData:
+    """Inputs, the spec's output and its FLOPs for a case; deterministic, so a process computes them once."""
+    key = (puzzle.folder, puzzle.name, index, tuple(sorted(sizes.items())))
+    if key not in _data:
+        inputs = specs.make_inputs(puzzle, sizes, index)
+        _data[key] = (inputs, *specs.expected_and_flops(puzzle, inputs))
+    return _data[key]
+
+
+@dataclass
+class Case:
+    """A shape case being checked: what it is, and the clock that started with it."""
+
+    puzzle: Puzzle
+    index: int
+    sizes: dict[str, int]
+    learner_file: Path
+    backend: Backend
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def label(self) -> str:
+        return specs.case_label(self.sizes, self.puzzle, self.index)
+
+    def data(self) -> CaseData:
+        return case_data(self.puzzle, self.index, self.sizes)
+
+    def inputs(self) -> tuple[np.ndarray, ...]:
+        """Only the inputs (the lowering check needs no expected output)."""
+        return specs.make_inputs(self.puzzle, self.sizes, self.index)
+
+    def done(self, passed: bool, *findings: Finding, mismatch: Any = None, performance: Any = None,
+             calls: tuple[CallLayout, ...] = (),
+             grid_points_run: tuple[tuple[int, ...], ...] | None = None) -> CaseResult:
+        return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
+                          seconds=time.perf_counter() - self.started, sizes=dict(self.sizes), calls=calls,
+                          grid_points_run=grid_points_run, performance=performance)

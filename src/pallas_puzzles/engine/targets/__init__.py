@@ -1,0 +1,64 @@
+"""The registry of targets: a new target is one module here plus one line in BUILTIN.
+
+A course names its chapters' targets by these names; a course (or a test) may also
+name a class of its own as "package.module:ClassName", imported on demand (a
+course's code runs, as any installed package's does). `for_check` picks the
+target that runs a chapter on a backend or in a mode, through the chapter
+target's `partners`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.engine.targets.base import ProcessSetup, Target
+from pallas_puzzles.engine.targets.device import Device
+from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
+from pallas_puzzles.engine.targets.tpu_lowering import TpuLowering
+from pallas_puzzles.errors import UserError
+
+__all__ = ["BUILTIN", "ProcessSetup", "Target", "for_check", "get", "partner_name"]
+
+BUILTIN: dict[str, type[Target]] = {
+    TpuInterpreter.name: TpuInterpreter,
+    TpuLowering.name: TpuLowering,
+    Device.name: Device,
+}
+
+
+def get(name: str) -> type[Target]:
+    """A target class by its registry name or as "module:ClassName"; one sentence when unknown."""
+    if name in BUILTIN:
+        return BUILTIN[name]
+    module_name, _, attribute = name.partition(":")
+    if attribute:
+        try:
+            found = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as exc:
+            raise UserError(f"The target {name!r} cannot be loaded ({type(exc).__name__}: {exc}).") from None
+        if isinstance(found, type) and issubclass(found, Target):
+            return found
+        raise UserError(f"The target {name!r} is not a pallas_puzzles Target class.")
+    raise UserError(f"There is no target {name!r}; the built-in ones are {', '.join(BUILTIN)} "
+                    f"(or name a class as 'module:ClassName').")
+
+
+def partner_name(declared: str, backend: Backend, mode: Mode) -> str | None:
+    """The name of the target that runs a chapter declared for `declared` on `backend` in `mode`;
+    None when there is none (the chapter cannot run there)."""
+    target = get(declared)
+    if mode is Mode.LOWER:
+        return target.partners.get("lower")
+    if backend.interprets:
+        return declared
+    return target.partners.get(backend.name)
+
+
+def for_check(declared: str, backend: Backend, mode: Mode) -> Target:
+    """A fresh instance of the target that runs `declared`'s chapters on `backend` in `mode`."""
+    name = partner_name(declared, backend, mode)
+    if name is None:
+        raise UserError(f"The {declared} target has no way to run on the {backend.name} backend"
+                        f"{' in lowering mode' if mode is Mode.LOWER else ''}.")
+    return get(name)()

@@ -1,0 +1,68 @@
+"""What a target is: one way of running a chapter's kernels, with everything that way needs.
+
+A target owns what must hold in its checker process before JAX starts (a host
+device count, imports to block), the hooks it installs and the entry points
+they stand in for, its interpreter settings and its reset after a fault, how it
+runs one shape case, how it explains a fault, and whether the TPU cost card
+applies to what it ran. `engine/targets/__init__.py` is the registry.
+
+Modules here import no jax at module level: the CLI reads a target's class
+attributes (its process needs, its partners) without starting JAX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from pallas_puzzles.engine.case import Case
+    from pallas_puzzles.results import CaseResult
+
+
+@dataclass(frozen=True)
+class ProcessSetup:
+    """What must hold in a checker process before JAX is imported (it cannot change afterwards)."""
+
+    host_devices: int = 1  # simulated CPU devices (--xla_force_host_platform_device_count)
+    block_imports: tuple[str, ...] = ()  # modules made to fail fast on import, where kernels are interpreted
+    xla_flags: tuple[str, ...] = ()  # more XLA flags (the checker's own are always added)
+
+    def all_xla_flags(self) -> tuple[str, ...]:
+        devices = (f"--xla_force_host_platform_device_count={self.host_devices}",) if self.host_devices > 1 else ()
+        return (*devices, *self.xla_flags)
+
+
+class Target:
+    """A way of running kernels. Subclasses set the class attributes and implement `run_case`."""
+
+    name: ClassVar[str]  # the registry key, written in course files (`target = ...`)
+    summary: ClassVar[str]  # one line for doctor, list and the README
+    setup: ClassVar[ProcessSetup] = ProcessSetup()
+    cost_card: ClassVar[bool] = False  # the TPU-pipeline performance card applies to its passing cases
+    min_jax: ClassVar[str] = ""  # the oldest jax it runs on ("": any this project supports)
+    # Where a chapter of this target runs on other backends and modes: a backend name, or "lower"
+    # for the lowering check, -> the name of the target that runs it there. A backend missing here
+    # is one the target cannot run on.
+    partners: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def option_problems(cls, options: Mapping[str, Any]) -> list[str]:
+        """What is wrong with a puzzle's `target_options` for this target (read without JAX)."""
+        return [f"unknown option {key!r}" for key in options]
+
+    # -- in the checker process, after JAX is imported ----------------------------------------
+
+    def start(self) -> None:
+        """Install hooks and configure JAX; called once per process, before any check."""
+
+    def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
+        """Run one shape case of the learner's entry point and judge it."""
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """After a case failed: leave nothing behind that could disturb the next check."""
+
+    def between_puzzles(self) -> None:
+        """The process moves on to another puzzle: drop what only the last one could reuse."""
