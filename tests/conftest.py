@@ -14,12 +14,22 @@ from typer.testing import CliRunner
 
 from pallas_puzzles import backends
 from pallas_puzzles.course_file import load_course
-from pallas_puzzles.metadata import Course
+from pallas_puzzles.metadata import Course, Puzzle
 
 # Checks made in this process compile with the checker process's XLA options (precision, speed).
 backends.use_checker_xla_flags()
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def skip_if_jax_too_old(puzzle: Puzzle) -> None:
+    """A puzzle with min_jax (its own or its target's) is checked on every leg whose jax has its APIs,
+    and skipped on the others."""
+    from pallas_puzzles import support
+
+    refused = support.refusal(puzzle, None)
+    if refused is not None:
+        pytest.skip(refused.sentence)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import skip_if_jax_too_old
 from test_mistakes import COURSE, build_mistake, rendered
 
 from pallas_puzzles.backends import INTERPRET
@@ -22,6 +23,7 @@ CORRECT: list[dict[str, Any]] = tomllib.loads((REPO / "tests" / "correct.toml").
 
 @pytest.mark.parametrize("solution", CORRECT, ids=[c["name"] for c in CORRECT])
 def test_unusual_correct_solution_passes(solution: dict[str, Any], tmp_path: Path):
+    skip_if_jax_too_old(COURSE.find(solution["puzzle"]))
     path = build_mistake(solution, tmp_path)
     assert path.read_text() != COURSE.find(solution["puzzle"]).solution_path.read_text()
     result = check_puzzle(COURSE.find(solution["puzzle"]), path, INTERPRET, fail_fast=False)

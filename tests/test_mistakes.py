@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import skip_if_jax_too_old
 
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.course_file import load_course
@@ -46,6 +47,7 @@ def rendered(result: CheckResult) -> str:
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m["name"] for m in MISTAKES])
 def test_mistake_is_caught_and_explained(mistake: dict[str, Any], tmp_path: Path, validate_json):
+    skip_if_jax_too_old(COURSE.find(mistake["puzzle"]))
     path = build_mistake(mistake, tmp_path)
     result = check_puzzle(COURSE.find(mistake["puzzle"]), path, INTERPRET)
     assert not result.passed

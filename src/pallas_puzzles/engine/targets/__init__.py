@@ -14,6 +14,7 @@ import importlib
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
 from pallas_puzzles.engine.targets.device import Device
+from pallas_puzzles.engine.targets.mosaic_gpu import MosaicGpuDevice, MosaicGpuTarget
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
 from pallas_puzzles.engine.targets.tpu_lowering import TpuLowering
 from pallas_puzzles.errors import UserError
@@ -24,6 +25,8 @@ BUILTIN: dict[str, type[Target]] = {
     TpuInterpreter.name: TpuInterpreter,
     TpuLowering.name: TpuLowering,
     Device.name: Device,
+    MosaicGpuTarget.name: MosaicGpuTarget,
+    MosaicGpuDevice.name: MosaicGpuDevice,
 }
 
 

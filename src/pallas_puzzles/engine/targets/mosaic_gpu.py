@@ -15,50 +15,47 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import warnings
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from pallas_puzzles.engine.compare import compare
+from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
+
+if TYPE_CHECKING:
+    from pallas_puzzles.engine.case import Case
+    from pallas_puzzles.engine.targets.mgpu.record import CaseRecord
+    from pallas_puzzles.results import CaseResult
 
 
 @contextlib.contextmanager
 def _quiet_callbacks() -> Iterator[None]:
-    """JAX logs every failed interpreter callback with its traceback; the finding says it better."""
+    """JAX logs every failed interpreter callback with its traceback, and numpy warns about the NaN a
+    wrong kernel makes (inf * 0 in a wgmma); the finding says it better."""
     logger = logging.getLogger("jax._src.callback")
     saved = logger.propagate, logger.level
     logger.propagate, logger.level = False, logging.CRITICAL
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"jax\._src\.pallas\.mosaic_gpu")
+            yield
     finally:
         logger.propagate, logger.level = saved
 
 
-class MosaicGpuTarget:
+class MosaicGpuTarget(Target):
     name: ClassVar[str] = "mosaic-gpu"
     summary: ClassVar[str] = ("Mosaic GPU kernels (plgpu.kernel) in JAX's GPU interpreter with race detection, "
-                              "and lowered for CUDA on the CPU for the hardware's rules")
-    cost_card: ClassVar[bool] = False
+                              "and lowered for CUDA on the CPU for the rules only a GPU enforces")
     min_jax: ClassVar[str] = "0.12"
-    partners: ClassVar[Mapping[str, str]] = {"gpu": "device"}
-
-    @classmethod
-    def option_problems(cls, options: Mapping[str, Any]) -> list[str]:
-        return [f"the mosaic-gpu target has no option '{key}'" for key in options]
+    partners: ClassVar[Mapping[str, str]] = {"gpu": "mosaic-gpu-device"}
 
     def start(self) -> None:
-        import warnings
-
         from pallas_puzzles.engine.targets.mgpu import api, interpreter
 
         interpreter.install()
         api.install()
-        # The interpreter computes with numpy, which warns about the NaN a wrong kernel makes (inf * 0 in
-        # a wgmma, say); the check reports the NaN itself.
-        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"jax\._src\.pallas\.mosaic_gpu\.interpret")
 
     def _params(self) -> Any:
         from jax.experimental.pallas import mosaic_gpu as plgpu
@@ -66,7 +63,7 @@ class MosaicGpuTarget:
         return plgpu.InterpretGPUParams(detect_races=True, on_race="raise", out_of_bounds_reads="raise",
                                         uninitialized_memory="nan")
 
-    def run_case(self, case: Any, entry: Callable[..., Any]) -> Any:
+    def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
         import jax
         import jax.numpy as jnp
         from jax.experimental.pallas import mosaic_gpu as plgpu
@@ -75,11 +72,12 @@ class MosaicGpuTarget:
         from pallas_puzzles.engine.targets.mgpu.record import CaseRecord, active
 
         record = CaseRecord(learner_file=str(case.learner_file))
+        inputs, expected, _ = case.data()
         races.forget()
         active.record = record
         try:
             with _quiet_callbacks(), jax.default_device(jax.devices("cpu")[0]):
-                args = [jnp.asarray(a) for a in case.inputs]
+                args = [jnp.asarray(a) for a in inputs]
                 try:
                     refused = cuda_lowering.check(entry, args, record)
                 except Exception as exc:  # the learner's code failed while it was traced
@@ -98,30 +96,7 @@ class MosaicGpuTarget:
         finally:
             active.record = None
             active.interpreting = False
-        return self._verdict(case, got, record)
-
-    def _verdict(self, case: Any, got: Any, record: Any) -> Any:
-        from pallas_puzzles.engine.targets.mgpu import faults
-
-        if isinstance(got, (tuple, list)) and len(got) == 1:
-            got = got[0]
-        expected = case.expected
-        shape = tuple(getattr(got, "shape", ()))
-        if shape != tuple(expected.shape):
-            return case.done(False, Finding(
-                FindingKind.SHAPE,
-                f"Your function returned shape {shape}; the spec's output has shape {tuple(expected.shape)}.",
-                where=tuple(x.line for x in record.launches[-1:] if x.line is not None)))
-        written = record.outputs_written[-1] if record.outputs_written else None
-        covered = written if written is not None and written.shape == expected.shape else None
-        got = np.asarray(got)
-        mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, None, covered)
-        if mismatch is None:
-            return case.done(True)
-        causes = []
-        if mismatch.n_nan and record.unfilled:
-            causes.append(faults.unfilled_finding(record.unfilled[0]))
-        return case.done(False, *causes, mismatch=mismatch)
+        return _verdict(case, got, expected, record)
 
     def reset(self) -> None:
         """After a failed case: the interpreter's global state must be cleared before it runs again."""
@@ -133,3 +108,73 @@ class MosaicGpuTarget:
         from pallas_puzzles.engine.targets.mgpu import races
 
         races.forget()
+
+
+class MosaicGpuDevice(Target):
+    """`--backend gpu` for the Mosaic GPU chapter: compiled by Mosaic GPU and run on the GPU JAX sees.
+
+    plgpu.kernel always compiles with Mosaic GPU (never Triton). The same CUDA lowering check and
+    lints as on the CPU come first, so a refusal reads the same; then the kernel runs for real.
+    """
+
+    name: ClassVar[str] = "mosaic-gpu-device"
+    summary: ClassVar[str] = "Mosaic GPU kernels compiled and run on the NVIDIA GPU JAX sees"
+    min_jax: ClassVar[str] = "0.12"
+
+    def start(self) -> None:
+        from pallas_puzzles.engine.targets.mgpu import api
+
+        api.install()
+
+    def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
+        import jax
+        import jax.numpy as jnp
+
+        from pallas_puzzles.engine.targets.mgpu import cuda_lowering, faults
+        from pallas_puzzles.engine.targets.mgpu.record import CaseRecord, active
+
+        record = CaseRecord(learner_file=str(case.learner_file))
+        inputs, expected, _ = case.data()
+        with jax.default_device(jax.devices(case.backend.platform)[0]):
+            args = [jnp.asarray(a) for a in inputs]
+            active.record = record
+            try:
+                refused = cuda_lowering.check(entry, args, record)
+            except Exception as exc:  # the learner's code failed while it was traced
+                return case.done(False, faults.failure_finding(exc, record))
+            finally:
+                active.record = None
+            if refused is not None:
+                return case.done(False, refused)
+            try:
+                got = jax.block_until_ready(entry(*args))
+            except Exception as exc:
+                return case.done(False, faults.failure_finding(exc, record))
+        return _verdict(case, got, expected, record)
+
+
+def _verdict(case: Case, got: Any, expected: Any, record: CaseRecord) -> CaseResult:
+    """Compare with the spec; NaN that came from shared memory read before it was filled says so first."""
+    import numpy as np
+
+    from pallas_puzzles.engine.compare import compare
+    from pallas_puzzles.engine.targets.mgpu import faults
+
+    if isinstance(got, (tuple, list)) and len(got) == 1:
+        got = got[0]
+    shape = tuple(getattr(got, "shape", ()))
+    if shape != tuple(expected.shape):
+        return case.done(False, Finding(
+            FindingKind.SHAPE,
+            f"Your function returned shape {shape}; the spec's output has shape {tuple(expected.shape)}.",
+            where=tuple(x.line for x in record.launches[-1:] if x.line is not None)))
+    written = record.outputs_written[-1] if record.outputs_written else None
+    covered = written if written is not None and written.shape == expected.shape else None
+    got = np.asarray(got)
+    mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, None, covered)
+    if mismatch is None:
+        return case.done(True)
+    causes = []
+    if mismatch.n_nan and record.unfilled:
+        causes.append(faults.unfilled_finding(record.unfilled[0]))
+    return case.done(False, *causes, mismatch=mismatch)

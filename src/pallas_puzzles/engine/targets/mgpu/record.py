@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import Any
 
 from pallas_puzzles.results import Finding, SourceLine
 
@@ -114,7 +113,7 @@ class CaseRecord:
     learner_file: str
     failure: BaseException | None = None  # the first exception the interpreter recorded
     unfilled: list[UnfilledRead] = field(default_factory=list)
-    outputs_written: list[np.ndarray | None] = field(default_factory=list)  # per kernel output, in order
+    outputs_written: list[Any] = field(default_factory=list)  # numpy masks, one per kernel output read back
     launches: list[Launch] = field(default_factory=list)
     lint: Finding | None = None  # a rule neither the interpreter nor the lowering sees
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
