@@ -1,13 +1,14 @@
 """Puzzle 38: Mosaic GPU, a grid of blocks over rows that do not fill the last block.
 
-One block of a GPU has one SM's shared memory and runs on one SM; an H100
-has 132 SMs. To use them all, launch a grid: ``plgpu.kernel(...,
-grid=(n,), grid_names=("rows",))`` runs the body once per block, all
-blocks at the same time. In Mosaic GPU the grid's axes have names, and a
-block asks for its index with ``jax.lax.axis_index("rows")`` (not
-``pl.program_id``, which belongs to ``pl.pallas_call``). Each block brings
-its own rows in, computes, and copies its rows out; every block needs its
-own SMEM buffers and barrier, which ``scratch_types`` gives it.
+One block of a GPU runs on one streaming multiprocessor (SM) and has its
+shared memory; an H100 has more than a hundred SMs. To use them all, launch
+a grid: ``plgpu.kernel(..., grid=(n,), grid_names=("rows",))`` runs the body
+once per block, all blocks at the same time. In Mosaic GPU the grid's axes
+have names, and a block asks for its index with
+``jax.lax.axis_index("rows")`` (not ``pl.program_id``, which belongs to
+``pl.pallas_call``). Each block brings its own rows in, computes, and copies
+its rows out; every block needs its own SMEM buffers and barrier, which
+``scratch_types`` gives it.
 
 Slicing a GMEM ref picks the rows a copy moves: ``x_gmem.at[pl.ds(start,
 size)]`` is a view of ``size`` rows from ``start``, usable as a copy's
