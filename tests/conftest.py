@@ -32,6 +32,14 @@ def skip_if_jax_too_old(puzzle: Puzzle) -> None:
         pytest.skip(refused.sentence)
 
 
+def checkable(puzzles: tuple[Puzzle, ...] | list[Puzzle]) -> list[Puzzle]:
+    """The puzzles this environment's jax can check on the interpreter (`verify --all` skips the others)."""
+    from pallas_puzzles import support
+    from pallas_puzzles.backends import INTERPRET
+
+    return [p for p in puzzles if support.refusal(p, INTERPRET) is None]
+
+
 @pytest.fixture(scope="session")
 def course() -> Course:
     return load_course()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import json_schema
+from conftest import checkable, json_schema
 
 from pallas_puzzles.cli import app
 from pallas_puzzles.findings import FindingKind
@@ -98,7 +98,8 @@ def test_verify_all_json_and_a_json_error(workspace, cli, course):
     document = json.loads(result.stdout)
     validate(document)
     assert result.exit_code == 0 and document["status"] == "pass"
-    assert document["passed"] == len(document["checks"]) == len(course.puzzles)
+    assert document["passed"] == len(document["checks"]) == len(checkable(course.puzzles))
+    assert document["skipped"] == [p.number for p in course.puzzles if p not in checkable(course.puzzles)]
     missing = cli.invoke(app, ["verify", "999", "--json"])
     assert missing.exit_code == 2
     error = json.loads(missing.stdout)
