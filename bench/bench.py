@@ -1,6 +1,7 @@
 """Benchmarks for pallas-puzzles (figures, not pass/fail tests).
 
     python bench/bench.py [--saves 20] [--runs 3] [--peer "CMD"] [--peer-cwd DIR]
+    python bench/bench.py --puzzle NAME [--saves 20]     (only 2., on that puzzle's reference solution)
 
 Prints, on this machine, in one run:
   1. cold `pallas-puzzles verify 1` on a fresh workspace's stub (median of --runs; the
@@ -137,8 +138,11 @@ def peer_runs(command: str, cwd: Path, flag: str, runs: int) -> list[float]:
     return times
 
 
-def save_to_verdict(saves: int) -> list[float]:
-    """Seconds from a file write to the watch loop having shown its verdict, per save."""
+def save_to_verdict(saves: int, name: str = "") -> list[float]:
+    """Seconds from a file write to the watch loop having shown its verdict, per save.
+
+    By default on puzzle 2 with a wrong attempt; with `name`, on that puzzle's reference solution
+    (every shape case runs), in a worker of that puzzle's target."""
     from rich.console import Console
 
     from pallas_puzzles.course_file import load_course
@@ -158,17 +162,19 @@ def save_to_verdict(saves: int) -> list[float]:
     with tempfile.TemporaryDirectory() as tmp:
         ws = init_workspace(Path(tmp) / "ws", course)
         progress = Progress.open(ws, course, warn=print)
-        progress.move_to(course.find(2))
-        target = ws.exercises / "02_constant_add_blocked.py"
+        puzzle = course.find(name or 2)
+        progress.move_to(puzzle)
+        target = ws.exercise(puzzle)
+        solution = puzzle.solution_path.read_text()
         # A learner's wrong attempt: the grid rounds down, so a check fails on its first case.
         # Every save has new content, so no verdict comes from the result cache.
-        solution = (REPO / "course" / "solutions" / "02_constant_add_blocked.py").read_text()
-        wrong = solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
-        assert wrong != solution
+        wrong = solution if name else solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
+        assert name or wrong != solution
         events: EventQueue = queue.Queue()
-        with Worker("interpret") as worker:
+        with Worker("interpret", target=puzzle.target) as worker:
             worker.start()
-            worker.check(course.find(1), ws.exercise(course.find(1)))  # warm the worker like a watch session does
+            warm = puzzle if name else course.find(1)
+            worker.check(warm, ws.exercise(warm))  # warm the worker like a watch session does
             observer, _ = start_observer(ws.exercises, PuzzleFileHandler({p.file for p in course.puzzles}, events), poll=False)
             with open(os.devnull, "w") as devnull:
                 loop = WatchLoop(Console(file=devnull), progress, worker, events)
@@ -255,9 +261,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--peer", help="the peer's command; `-p 1` and `-a` are appended (run by the shell)")
     parser.add_argument("--peer-cwd", type=Path, default=Path.cwd(), help="where the peer's command runs")
+    parser.add_argument("--puzzle", default="", help="measure only save-to-verdict, on this puzzle's solution")
     args = parser.parse_args()
     # A benchmark measures; on a loaded machine the puzzles' own time limits could stop a check.
     os.environ.setdefault("PALLAS_PUZZLES_TIME_LIMIT", "600")
+    if args.puzzle:
+        load = os.getloadavg()[0]
+        latencies = save_to_verdict(args.saves, args.puzzle)
+        print(f"save-to-verdict, {args.puzzle} ({len(latencies)} saves, load {load:.2f} -> {os.getloadavg()[0]:.2f}): "
+              f"median {statistics.median(latencies):.2f} s   p90 {p90(latencies):.2f} s")
+        return
 
     load = os.getloadavg()
     peer_one = peer_all = None

@@ -6,8 +6,7 @@ Each puzzle is checked in a fresh checker process (so first-use compiles are
 included), on the interpret backend. A puzzle's time limit is derived from
 this figure (see Puzzle.limit_seconds); `--write` regenerates the course's
 `reference_times.toml` (never edited by hand). Rerun it when a puzzle or the
-checker changes a lot; `--only` measures the puzzles named and keeps the others'
-figures (new puzzles, without re-measuring the course).
+checker changes a lot; `--only` measures the puzzles named and keeps the other figures.
 """
 
 from __future__ import annotations
@@ -22,10 +21,17 @@ from pallas_puzzles.metadata import Course
 from pallas_puzzles.worker.client import Worker
 
 
-def measure(course: Course, only: set[str]) -> dict[str, float]:
+def measure(course: Course, only: set[str] | None = None) -> dict[str, float]:
+    from pallas_puzzles import support
+    from pallas_puzzles.backends import INTERPRET
+
     figures = {}
     for puzzle in course.puzzles:
-        if only and puzzle.name not in only:
+        if only is not None and puzzle.name not in only:
+            continue
+        refused = support.refusal(puzzle, INTERPRET)
+        if refused is not None:  # a chapter this jax cannot run keeps no figure from it
+            print(f"puzzle {puzzle.number:2d} {puzzle.name}: not measured ({refused.sentence})")
             continue
         with Worker("interpret", target=puzzle.target) as worker:
             worker.start()
@@ -53,10 +59,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="regenerate the course's reference_times.toml")
     parser.add_argument("--course", type=Path, default=None, help="a course folder (default: the built-in course)")
-    parser.add_argument("--only", nargs="+", default=[], metavar="NAME", help="measure only these puzzles")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="measure only these puzzles; keep the other figures")
     args = parser.parse_args()
     course = load_course(args.course)
-    figures = measure(course, set(args.only))
+    figures = measure(course, set(args.only) if args.only else None)
     if args.write:
         print(f"wrote {write(course, figures)}")
 

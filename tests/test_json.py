@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import json_schema
+from conftest import checkable, json_schema
 
 from pallas_puzzles.cli import app
 from pallas_puzzles.findings import FindingKind
@@ -100,7 +100,8 @@ def test_verify_all_json_and_a_json_error(workspace, cli, course):
     document = json.loads(result.stdout)
     validate(document)
     assert result.exit_code == 0 and document["status"] == "pass"
-    assert document["passed"] == len(document["checks"]) == len(course.puzzles)
+    assert document["passed"] == len(document["checks"]) == len(checkable(course.puzzles))
+    assert document["skipped"] == [p.number for p in course.puzzles if p not in checkable(course.puzzles)]
     missing = cli.invoke(app, ["verify", "999", "--json"])
     assert missing.exit_code == 2
     error = json.loads(missing.stdout)
@@ -112,7 +113,7 @@ def test_verify_all_json_counts_untouched_stubs_apart_from_failures(workspace, c
     (workspace / "exercises" / "02_constant_add_blocked.py").write_text("def nothing(:\n")
     code, document = _verify_json(cli, "--all")
     assert code == 1 and document["status"] == "fail"
-    assert document["failed"] == 1 and document["not_started"] == len(course.counted) - 1
+    assert document["failed"] == 1 and document["not_started"] == len(checkable(course.counted)) - 1
     assert document["passed"] == 1  # the tour
     waiting = [c for c in document["checks"] if c["kind"] == "not-started"]
     assert len(waiting) == document["not_started"] and all(c["cases"] == [] for c in waiting)

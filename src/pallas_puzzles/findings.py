@@ -259,6 +259,67 @@ class FindingKind(Enum):
         "the copy. A TPU has no reason to wait earlier, and waiting serialises the link and the MXU.",
     )
 
+    # The Mosaic GPU chapter (issue 20): barriers, TMA copies and shared memory, rules of the hardware.
+    BARRIER_STALL = (
+        "barrier-stall", "barrier wait that can never finish",
+        "A barrier_wait returns once the barrier has had num_arrivals arrivals in the phase it waits for: "
+        "each copy_gmem_to_smem given the barrier is one arrival, each barrier_arrive another. Give the "
+        "barrier as many arrivals as copies (num_arrivals), start every copy before its wait, wait once per "
+        "phase, and make sure the warpgroup that should arrive does.",
+    )
+    BARRIER_PHASE = (
+        "barrier-phase", "barrier phase completed unobserved",
+        "A barrier counts phases: it completes one each time num_arrivals arrivals have come in, and each "
+        "completion must be waited for before the next one completes. Use one barrier (or one slot of a "
+        "barrier array) per buffer in flight, with num_arrivals equal to the copies it covers, and wait "
+        "for a phase before starting the copies of the next.",
+    )
+    SMEM_READ_BEFORE_WAIT = (
+        "smem-read-before-wait", "read before its copy's barrier",
+        "A TMA copy into shared memory is asynchronous: until barrier_wait on the barrier the copy was "
+        "given returns, the buffer may hold old or half-written data. Wait on the copy's barrier before "
+        "the first line that reads (or writes) its destination.",
+    )
+    SMEM_UNCOMMITTED = (
+        "smem-uncommitted", "TMA store of uncommitted shared memory",
+        "The TMA engine does not see a warpgroup's ordinary stores to shared memory until they are "
+        "committed: call plgpu.commit_smem() after the last store and before copy_smem_to_gmem.",
+    )
+    SMEM_SLOT_IN_USE = (
+        "smem-slot-in-use", "copy into a buffer still being read",
+        "A TMA copy may overwrite its destination as soon as it starts. Start it only into a buffer whose "
+        "earlier contents nobody reads any more: end the reads with plgpu.commit_smem() before refilling "
+        "the buffer, and across warpgroups wait for the consumer's 'empty' barrier first.",
+    )
+    TMA_STORE_UNWAITED = (
+        "tma-store-unwaited", "TMA store not waited for",
+        "copy_smem_to_gmem keeps reading its shared memory after it is issued. Call "
+        "plgpu.wait_smem_to_gmem(0) before the kernel ends and before anything writes that buffer again.",
+    )
+    SMEM_UNFILLED = (
+        "smem-unfilled", "shared memory read before anything filled it",
+        "Shared memory holds garbage until a copy or a store fills it (NaN in the interpreter). Check that "
+        "the copy into this buffer happens, into the same slot and rows that are read here.",
+    )
+    GPU_LOWERING = (
+        "gpu-lowering", "would not compile for an NVIDIA GPU",
+        "Mosaic GPU, the compiler for Hopper-class GPUs, rejects this kernel, though the interpreter ran it; "
+        "the message names the rule it broke.",
+    )
+    GPU_PROGRAM_ID = (
+        "gpu-program-id", "pl.program_id inside plgpu.kernel",
+        "In a plgpu.kernel the grid axes have names (grid_names=...): read a block's index with "
+        "jax.lax.axis_index(\"name\"), and the grid's size from the launcher. pl.program_id and "
+        "pl.num_programs belong to pallas_call, and the GPU interpreter answers 0 for every block.",
+    )
+    WGMMA_IN_FLIGHT = (
+        "wgmma-in-flight", "wgmma still reading a slot the pipeline refills",
+        "wgmma_wait(n) lets n matrix multiplies run on after the pipeline body returns, still reading their "
+        "shared-memory operands, while emit_pipeline refills the slot as soon as the body returns. Give the "
+        "operands' BlockSpecs delay_release=n so the pipeline keeps each slot n steps longer (and "
+        "max_concurrent_steps above n), or wait with wgmma_wait(0).",
+    )
+
     def __init__(self, name: str, label: str, explanation: str) -> None:
         self.id = name
         self.label = label

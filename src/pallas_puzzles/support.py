@@ -41,8 +41,9 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN, have
         return None
     if mode is Mode.LOWER:
         if targets.partner_name(puzzle.target, backend, mode) is None:
+            because = targets.get(puzzle.target).not_lowered_because
             return Refusal(FindingKind.UNSUPPORTED,
-                           f"Puzzle {puzzle.number}'s kernels ({puzzle.target}) have no TPU lowering check here; "
+                           f"`lower` cannot check puzzle {puzzle.number}: {because}; "
                            f"check it with `pallas-puzzles verify {puzzle.number}`.")
         return None
     if not puzzle.supports(backend) or targets.partner_name(puzzle.target, backend, mode) is None:

@@ -20,6 +20,7 @@ from types import ModuleType
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
 from pallas_puzzles.engine.targets.device import Device
+from pallas_puzzles.engine.targets.mosaic_gpu import MosaicGpuDevice, MosaicGpuTarget
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
 from pallas_puzzles.engine.targets.tpu_lowering import TpuLowering
 from pallas_puzzles.engine.targets.tpu_multichip import TpuMultichip
@@ -32,6 +33,8 @@ BUILTIN: dict[str, type[Target]] = {
     TpuLowering.name: TpuLowering,
     Device.name: Device,
     TpuMultichip.name: TpuMultichip,
+    MosaicGpuTarget.name: MosaicGpuTarget,
+    MosaicGpuDevice.name: MosaicGpuDevice,
 }
 
 

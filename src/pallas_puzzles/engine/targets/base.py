@@ -50,6 +50,8 @@ class Target:
     # for the lowering check, -> the name of the target that runs it there. A backend missing here
     # is one the target cannot run on.
     partners: ClassVar[Mapping[str, str]] = {}
+    # Why `lower` cannot check this target's kernels, where it has no "lower" partner (a clause).
+    not_lowered_because: ClassVar[str] = "its target has no lowering check"
 
     @classmethod
     def option_problems(cls, options: Mapping[str, Any]) -> list[str]:

@@ -38,6 +38,7 @@ class TpuMultichip(Target):
     setup: ClassVar[ProcessSetup] = ProcessSetup(host_devices=mesh_options.MAX_DEVICES)
     cost_card: ClassVar[bool] = False  # the TPU-pipeline card does not apply; the traffic card does
     partners: ClassVar[Mapping[str, str]] = {}  # compiling needs a slice of several TPU chips
+    not_lowered_because: ClassVar[str] = "its kernels talk across chips, and lowering them needs a slice of several TPU chips"
 
     @classmethod
     def option_problems(cls, options: Mapping[str, Any]) -> list[str]:

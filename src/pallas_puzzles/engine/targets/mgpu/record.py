@@ -1,0 +1,142 @@
+"""What one shape case of a Mosaic GPU kernel did, as the interpreter hooks saw it.
+
+The hooks (interpreter.py, barriers.py, races.py, api.py) write into the record
+of the case that is running (`active.record`); the target turns it into
+findings once the kernel has finished or failed. Everything here is plain
+data: source lines, counts, masks. Interpreter threads write concurrently, so
+appends go through the record's lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from pallas_puzzles.results import Finding, SourceLine
+
+
+@dataclass(frozen=True)
+class Access:
+    """One side of a race: what touched the buffer, from which line."""
+
+    op: str  # "read"/"write" (a kernel line's load or store), "tma-load", "tma-store", or a callback name
+    writes: bool  # the access writes the buffer (else reads it)
+    memory: str  # "SMEM", "GMEM", ...
+    line: SourceLine | None  # the learner's line; None for an access JAX's own code made
+    made_by: str = ""  # for line None: the function that made it (e.g. emit_pipeline's loop)
+    block: tuple[int, ...] = ()  # the block's coordinates in the kernel's grid
+    warpgroup: int = 0  # the warpgroup within the block
+
+
+@dataclass(frozen=True)
+class Race:
+    access: Access  # the access that found the race
+    other: Access  # the earlier access it was not ordered with
+
+
+@dataclass(frozen=True)
+class Waiter:
+    """A warpgroup stopped in a barrier wait that nothing can complete."""
+
+    block: tuple[int, ...]
+    warpgroup: int
+    line: SourceLine | None
+    num_arrivals: int  # arrivals the barrier needs per phase
+    arrivals: int  # arrivals so far in the phase it waits for
+    phase: int  # the phase it waits to see complete
+    seen_before: bool  # this warpgroup had already seen an earlier phase of the barrier complete
+
+
+@dataclass(frozen=True)
+class BarrierMisuse:
+    """A barrier rule the interpreter enforces (phases must be observed, arrivals consumed)."""
+
+    reason: str  # "unobserved-phase", "missed-phase", "late-first-wait", "pending-arrivals"
+    num_arrivals: int
+    arrivals: int
+    phase: int
+    line: SourceLine | None  # the copy/arrive/wait that broke the rule
+    last_arrival: SourceLine | None = None  # for pending arrivals: the copy or arrive that was never consumed
+
+
+@dataclass(frozen=True)
+class UnfilledRead:
+    """A read of memory that nothing had written yet (SMEM scratch or an output; NaN in the interpreter)."""
+
+    op: str
+    line: SourceLine | None
+    elements: int
+    memory: str
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A plgpu.kernel the learner's launcher built: where, and the shared memory it asks for."""
+
+    line: SourceLine | None
+    scratch_line: SourceLine | None  # the line of `scratch_types=`, when the call has one
+    smem_bytes: int
+    smem_buffers: tuple[tuple[tuple[int, ...], str, int], ...]  # (shape, dtype, bytes) of each SMEM scratch
+
+
+class KernelFault(RuntimeError):
+    """A fault the hooks recognised while the kernel ran, carrying its data (raised inside the interpreter)."""
+
+
+class BarrierStall(KernelFault):
+    def __init__(self, waiters: tuple[Waiter, ...]) -> None:
+        super().__init__(f"{len(waiters)} warpgroup(s) wait on barriers that nothing can complete")
+        self.waiters = waiters
+
+
+class BarrierRuleBroken(KernelFault):
+    def __init__(self, misuse: BarrierMisuse) -> None:
+        super().__init__(f"barrier rule broken: {misuse.reason}")
+        self.misuse = misuse
+
+
+class RaceFound(KernelFault):
+    def __init__(self, race: Race) -> None:
+        super().__init__(f"race: {race.access.op} and {race.other.op}")
+        self.race = race
+
+
+class StoreNotWaited(KernelFault):
+    def __init__(self, line: SourceLine | None) -> None:
+        super().__init__("a TMA store was still reading shared memory when its warpgroup ended")
+        self.line = line
+
+
+@dataclass
+class CaseRecord:
+    learner_file: str
+    failure: BaseException | None = None  # the first exception the interpreter recorded
+    unfilled: list[UnfilledRead] = field(default_factory=list)
+    outputs_written: list[Any] = field(default_factory=list)  # numpy masks, one per kernel output read back
+    launches: list[Launch] = field(default_factory=list)
+    lint: Finding | None = None  # a rule neither the interpreter nor the lowering sees
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def note_failure(self, exc: BaseException) -> None:
+        with self.lock:
+            if self.failure is None:
+                self.failure = exc
+
+    def note_unfilled(self, read: UnfilledRead) -> None:
+        with self.lock:
+            if len(self.unfilled) < 4:
+                self.unfilled.append(read)
+
+
+@dataclass
+class _Slot:
+    """The record of the case that is running; None between cases (the hooks then do nothing).
+
+    A plain attribute, not a thread-local: the interpreter runs warpgroups on threads of its own."""
+
+    record: CaseRecord | None = None
+    interpreting: bool = False  # the interpreted run (not the CUDA lowering pass) is in progress
+
+
+active = _Slot()
