@@ -210,7 +210,7 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
             return (scratch,), m
         return (Finding(
             FindingKind.PADDING_DEPENDENT,
-            f"Your result depends on padding or memory you never wrote: {int(bad.sum())} element(s) of {name} "
-            f"are wrong, and change when that memory holds other values.",
+            f"{int(bad.sum())} element(s) of {name} are wrong, and change when the padding or memory "
+            f"the kernel never wrote holds other values.",
             where=m.stored_at, array=name),), m
     return (), m

@@ -60,7 +60,7 @@ def lowering_finding(exc: BaseException, record: CaseRecord) -> Finding:
     meaning = next((m for pattern, m in GPU_MEANINGS if re.search(pattern, text)), "")
     where = learner_frames(exc, record.learner_file)
     launch = record.launches[-1] if record.launches else None
-    message = f"This kernel would not compile for an NVIDIA GPU: {first[:400]}"
+    message = f"Lowered for CUDA, Mosaic GPU refused this kernel: {first[:400]}"
     if launch is not None and re.search(GPU_MEANINGS[0][0], text):
         message += _smem_listing(launch)
         where = tuple(x for x in (launch.scratch_line, launch.line) if x is not None) + where
