@@ -68,7 +68,7 @@ def test_nan_from_arithmetic_is_not_blamed_on_padding(folder: dict[str, CheckRes
 def test_nan_from_padding_keeps_its_padding_explanation(folder: dict[str, CheckResult]):
     result, _ = checked("p07_scrub_nan_padding", folder)
     assert first_finding(result).kind is FindingKind.PADDING_DEPENDENT
-    assert "padding or memory you never wrote" in first_finding(result).message
+    assert "padding or memory the kernel never wrote" in first_finding(result).message
 
 
 def test_wrong_out_shape_names_out_shape_not_the_store(folder: dict[str, CheckResult]):
