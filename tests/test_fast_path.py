@@ -37,7 +37,8 @@ from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
 from pallas_puzzles.engine.targets import fast_path
 from pallas_puzzles.engine.targets.fast_path import OFF, FastPath
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
-from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, SourceLine
+from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch
+from pallas_puzzles.source_line import SourceLine
 
 
 def _compared(course_check: dev_check.CourseCheck) -> list[tuple[dev_check.Job, CheckResult]]:

@@ -31,34 +31,46 @@ def test_importing_the_cli_does_not_import_jax():
     assert done.stdout.strip() == "False"
 
 
-def _top_level_imports(path: Path) -> set[str]:
-    """pallas_puzzles modules imported when this module is imported (not inside functions)."""
-    tree = ast.parse(path.read_text())
-    found: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If):  # `if TYPE_CHECKING:` imports never run
-            continue
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pallas_puzzles"):
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("pallas_puzzles"))
+def _imports(path: Path) -> set[str]:
+    """Every pallas_puzzles module this module imports anywhere: at the top, inside functions and
+    under `if TYPE_CHECKING:` alike (a cycle through a function-local import is still a cycle of
+    ideas). `from pallas_puzzles.pkg import sub` counts the submodule, not the package."""
     known = {module_name(m) for m in MODULES}
-    return {name for name in found if name in known}
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pallas_puzzles"):
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names} & known
+            found |= submodules
+            if len(submodules) < len(node.names):  # it also takes names defined in the module itself
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("pallas_puzzles")}
+    return found & known
 
 
 def test_there_is_no_import_cycle():
-    graph = {module_name(m): _top_level_imports(m) for m in MODULES}
+    graph = {module_name(m): _imports(m) for m in MODULES}
+    done: set[str] = set()
 
     def visit(node: str, trail: list[str]) -> None:
         if node in trail:
-            cycle = trail[trail.index(node):] + [node]
-            pytest.fail("import cycle: " + " -> ".join(cycle))
-        for child in graph.get(node, ()):
+            pytest.fail("import cycle: " + " -> ".join(trail[trail.index(node):] + [node]))
+        if node in done:
+            return
+        for child in sorted(graph.get(node, ())):
             visit(child, trail + [node])
+        done.add(node)
 
-    for name in graph:
+    for name in sorted(graph):
         visit(name, [])
+
+
+def test_the_cycle_test_sees_imports_inside_functions_and_type_checking(tmp_path: Path):
+    """The test above would pass anything if _imports missed the imports that hide cycles."""
+    module = tmp_path / "probe.py"
+    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pallas_puzzles.results import X\n"
+                      "def f():\n    from pallas_puzzles.perf import model\n")
+    assert _imports(module) == {"pallas_puzzles.results", "pallas_puzzles.perf.model"}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -14,7 +14,7 @@ from test_mistakes import COURSE, MISTAKES, build_mistake
 
 from pallas_puzzles.backends import INTERPRET, Mode
 from pallas_puzzles.engine.checker import check_puzzle
-from pallas_puzzles.engine.intercept.call_reader import BlockInfo
+from pallas_puzzles.engine.intercept.records import BlockInfo
 from pallas_puzzles.engine.intercept.tpu_blocks import problem
 from pallas_puzzles.findings import FindingKind
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
 __all__ = ["check", "check_file", "exercise", "hint", "show", "solution"]  # not `list`: a star import would shadow the builtin
 
 # name -> (module, attribute): loaded on first use, so the CLI never pays for them.
@@ -35,6 +34,10 @@ def check_file(path: str) -> int:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from pallas_puzzles.versions import ours
+
+        return ours()
     if name in _API:
         import importlib
 

@@ -16,10 +16,9 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
-from pallas_puzzles import __version__
+from pallas_puzzles import versions
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, UserError
 
 Say = Callable[[str], None]
@@ -38,17 +37,14 @@ def log_folder() -> Path:
 
 
 def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
+    return versions.installed(package) or "not installed"
 
 
 def write_crash_log(exc: BaseException) -> Path:
     """Keep the traceback and the versions where a bug report can quote them."""
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     text = "\n".join([
-        f"pallas-puzzles {__version__} crashed at {stamp}",
+        f"pallas-puzzles {versions.ours()} crashed at {stamp}",
         f"command: {' '.join(sys.argv)}",
         f"python: {sys.version.split()[0]} on {platform.platform()}",
         f"jax: {_version('jax')}, jaxlib: {_version('jaxlib')}",

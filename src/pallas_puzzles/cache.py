@@ -23,7 +23,7 @@ import sys
 from importlib import metadata, util
 from pathlib import Path
 
-from pallas_puzzles import backends
+from pallas_puzzles import backends, versions
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
@@ -53,12 +53,8 @@ def code_fingerprint(course_folder: Path) -> str:
     return digest.hexdigest()
 
 
-@functools.cache
 def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "-"
+    return versions.installed(distribution) or "-"
 
 
 @functools.cache

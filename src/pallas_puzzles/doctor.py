@@ -7,7 +7,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pallas_puzzles import __version__, backends
+from pallas_puzzles import backends, versions
 from pallas_puzzles.errors import UserError
 
 
@@ -71,7 +71,7 @@ def diagnose_installation() -> Report:
     report = Report()
     python_ok = sys.version_info >= (3, 11)
     report.add("Python", sys.version.split()[0], python_ok, "" if python_ok else "Install Python 3.11 or newer.")
-    report.add("pallas-puzzles", f"{__version__} ({Path(__file__).resolve().parent})")
+    report.add("pallas-puzzles", f"{versions.ours()} ({Path(__file__).resolve().parent})")
     _course(report)
     backends.prepare_environment(backends.AUTO, backends.Mode.RUN)
     try:

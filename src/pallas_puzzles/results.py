@@ -13,23 +13,11 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.source_line import SourceLine
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.targets.multichip.traffic import RingTraffic
-    from pallas_puzzles.perf.model import Performance
-
-
-@dataclass(frozen=True)
-class SourceLine:
-    """A line of the learner's code that a finding points at."""
-
-    file: str
-    line: int
-    text: str
-    function: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
+    from pallas_puzzles.perf.figures import Performance
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ newer also needs Python 3.12 or newer, and the sentence says so.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from importlib import metadata
@@ -28,11 +29,22 @@ def parse(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def installed_jax() -> str | None:
+@functools.cache
+def installed(distribution: str) -> str | None:
+    """The installed version of a distribution (None: not installed), read once per process."""
     try:
-        return metadata.version("jax")
+        return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return None
+
+
+def installed_jax() -> str | None:
+    return installed("jax")
+
+
+def ours() -> str:
+    """This package's version: pyproject.toml is its one home, read back from the install."""
+    return installed("pallas-puzzles") or "unknown"
 
 
 def python_for(min_jax: str) -> str:

@@ -27,7 +27,7 @@ from pallas_puzzles.engine.explain.source import info_lines
 from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.perf.launcher import LauncherTraffic, XlaStep
-from pallas_puzzles.results import SourceLine
+from pallas_puzzles.source_line import SourceLine
 
 VIEWS = frozenset({"reshape", "squeeze", "expand_dims", "copy", "copy_p"})  # no data moves (a bitcast)
 SLICES = frozenset({"slice", "dynamic_slice", "gather"})  # read only the part they take

@@ -16,7 +16,7 @@ import numpy as np
 
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.intercept import patch
-from pallas_puzzles.engine.intercept.call_reader import CallRecord
+from pallas_puzzles.engine.intercept.records import CallRecord
 from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
 
 PROBE_FILL = 3.0  # output pre-fill in a probe run: an accumulating store visibly changes it

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Budget
-from pallas_puzzles.perf.model import OperandCost, Performance
+from pallas_puzzles.perf.figures import OperandCost, Performance
 from pallas_puzzles.perf.waste import kib, launcher_waste
-from pallas_puzzles.results import CallLayout, Finding, SourceLine
+from pallas_puzzles.results import CallLayout, Finding
+from pallas_puzzles.source_line import SourceLine
 
 
 def _lines(calls: tuple[CallLayout, ...], name: str | None = None) -> tuple[SourceLine, ...]:
@@ -51,12 +52,11 @@ def _traffic_finding(perf: Performance, budget: Budget, calls: tuple[CallLayout,
             where=(_launcher_lines(perf) + _lines(calls))[:3])
     if perf.traffic_ratio > budget.traffic + 1e-9:
         why = perf.waste or "the calls move more than the spec's inputs and output"
-        trip = perf.waste.split(" ")[0].rstrip(":") if perf.waste else None  # the sentence opens with the array
         return Finding(
             FindingKind.OVER_BUDGET,
             f"The kernel moves {perf.traffic_ratio:.1f}× the minimum HBM traffic ({kib(perf.hbm_bytes)} for "
             f"{kib(perf.hbm_bytes_min)}); the budget allows {budget.traffic:.1f}×: {why}.",
-            where=_lines(calls, trip), array=trip)
+            where=_lines(calls, perf.waste_array), array=perf.waste_array)
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pallas_puzzles.results import SourceLine
+from pallas_puzzles.source_line import SourceLine
 
 
 @dataclass(frozen=True)

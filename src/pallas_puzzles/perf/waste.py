@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from pallas_puzzles.perf.figures import CallCost, OperandCost, Waste
 from pallas_puzzles.perf.launcher import LauncherTraffic
 from pallas_puzzles.results import CallLayout, OperandLayout
-
-if TYPE_CHECKING:
-    from pallas_puzzles.perf.model import CallCost, OperandCost
 
 
 def _axes_used(operand: OperandLayout, points: list[tuple[int, ...]]) -> set[int]:
@@ -45,7 +41,7 @@ def _points(grid: tuple[int, ...]) -> list[tuple[int, ...]]:
     return CallLayout(kernel="", grid=grid, semantics=(), operands=()).grid_points()
 
 
-def _round_trips(calls: tuple[CallCost, ...]) -> str:
+def _round_trips(calls: tuple[CallCost, ...]) -> Waste | None:
     """An array one call writes and a later call reads back: a trip through HBM that fusion saves."""
     for n, first in enumerate(calls):
         for out in first.operands:
@@ -54,13 +50,13 @@ def _round_trips(calls: tuple[CallCost, ...]) -> str:
             for m, later in enumerate(calls[n + 1:], start=n + 2):
                 for inp in later.operands:
                     if inp.role == "input" and (inp.shape, inp.dtype) == (out.shape, out.dtype):
-                        return (f"{out.name} makes a round trip through HBM: pallas_call {n + 1} ({first.kernel}) "
-                                f"writes it and pallas_call {m} ({later.kernel}) reads it back as {inp.name}; "
-                                f"one fused kernel would keep it in VMEM")
-    return ""
+                        return Waste(f"{out.name} makes a round trip through HBM: pallas_call {n + 1} "
+                                     f"({first.kernel}) writes it and pallas_call {m} ({later.kernel}) reads it "
+                                     f"back as {inp.name}; one fused kernel would keep it in VMEM", out.name)
+    return None
 
 
-def _rereads(calls: tuple[CallCost, ...]) -> str:
+def _rereads(calls: tuple[CallCost, ...]) -> Waste | None:
     """An input array that more than one call reads from HBM (arrays matched by shape and dtype)."""
     made: set[tuple[tuple[int, ...], str]] = set()
     readers: dict[tuple[tuple[int, ...], str], list[tuple[int, CallCost, OperandCost]]] = {}
@@ -72,12 +68,12 @@ def _rereads(calls: tuple[CallCost, ...]) -> str:
         made |= {(op.shape, op.dtype) for op in call.operands if op.role == "output"}
     many = [group for group in readers.values() if len({n for n, _, _ in group}) > 1]
     if not many:
-        return ""
+        return None
     group = max(many, key=lambda g: sum(op.hbm_bytes or 0 for _, _, op in g))
     n, _, first = group[0]
     calls_text = ", ".join(f"{m} ({call.kernel})" for m, call, _ in group)
-    return (f"{first.name} is read from HBM by {len(group)} pallas_calls ({calls_text}); one kernel that computes "
-            f"everything from the block it holds would read it once")
+    return Waste(f"{first.name} is read from HBM by {len(group)} pallas_calls ({calls_text}); one kernel that "
+                 f"computes everything from the block it holds would read it once", first.name)
 
 
 def kib(n: float) -> str:
@@ -101,22 +97,22 @@ def launcher_waste(launcher: LauncherTraffic) -> str:
 
 
 def biggest_waste(perf_calls: tuple[CallCost, ...], operands: tuple[OperandCost, ...], total: int,
-                  minimum: int, launcher: LauncherTraffic | None = None) -> str:
+                  minimum: int, launcher: LauncherTraffic | None = None) -> Waste:
     if total <= minimum:
-        return ""
+        return Waste()
     outside = launcher.hbm_bytes if launcher is not None else 0
-    trip = (_rereads(perf_calls) or _round_trips(perf_calls)) if len(perf_calls) > 1 else ""
+    trip = (_rereads(perf_calls) or _round_trips(perf_calls)) if len(perf_calls) > 1 else None
     worst = max((op for op in operands if op.ratio is not None), key=lambda op: op.hbm_bytes - op.min_bytes,
                 default=None)
     excess = worst.hbm_bytes - worst.min_bytes if worst is not None and worst.hbm_bytes is not None else 0
     if launcher is not None and outside and outside >= excess:
-        return launcher_waste(launcher)
+        return Waste(launcher_waste(launcher))
     if worst is not None and worst.ratio and worst.ratio > 1.0 and worst.why and (
-            not trip or excess >= total - minimum):
-        return f"{worst.name}: {worst.verb} {worst.ratio:.1f}× — {worst.why}"
-    if trip:
+            trip is None or excess >= total - minimum):
+        return Waste(f"{worst.name}: {worst.verb} {worst.ratio:.1f}× — {worst.why}", worst.name)
+    if trip is not None:
         return trip
     if len(perf_calls) > 1:
-        return f"the {len(perf_calls)} pallas_calls move {total / minimum:.1f}× the minimum traffic between them"
-    return ("every operand crosses once, but the kernel's operands are larger than the spec's inputs and output "
-            "(padded or reshaped before the pallas_call)")
+        return Waste(f"the {len(perf_calls)} pallas_calls move {total / minimum:.1f}× the minimum traffic between them")
+    return Waste("every operand crosses once, but the kernel's operands are larger than the spec's inputs and output "
+                 "(padded or reshaped before the pallas_call)")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.report import sentences
-from pallas_puzzles.results import CheckResult, Finding, SourceLine
+from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.source_line import SourceLine
 
 
 def first_finding(result: CheckResult) -> Finding | None:

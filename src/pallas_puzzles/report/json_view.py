@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from pallas_puzzles import backends
-from pallas_puzzles.perf.model import Performance
+from pallas_puzzles.perf.figures import Performance
 from pallas_puzzles.report.formats import Format, RunReport, Verdict
 from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.report.traffic_card import traffic_case

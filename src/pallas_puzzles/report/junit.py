@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 import socket
 import xml.etree.ElementTree as ET
-from importlib import metadata
 
-from pallas_puzzles import __version__
+from pallas_puzzles import versions
 from pallas_puzzles.report import run_report
 from pallas_puzzles.report.formats import Format, Verdict
 from pallas_puzzles.report.formats import RunReport as FormatRunReport
@@ -38,11 +37,6 @@ def _seconds(value: float) -> str:
     return f"{max(0.0, value):.3f}"
 
 
-def _jax_version() -> str:
-    try:
-        return metadata.version("jax")
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def _case(suite: ET.Element, report: RunReport, outcome: Outcome) -> None:
@@ -77,7 +71,7 @@ def render(report: RunReport) -> str:
     properties = ET.SubElement(suite, "properties")
     for name, value in (("course", report.course.name), ("course.title", report.course.title),
                         ("course.version", report.course.version), ("backend", report.backend),
-                        ("pallas-puzzles", __version__), ("jax", _jax_version())):
+                        ("pallas-puzzles", versions.ours()), ("jax", versions.installed_jax() or "not installed")):
         ET.SubElement(properties, "property", name=name, value=_text(value))
     for outcome in report.outcomes:
         _case(suite, report, outcome)

@@ -8,8 +8,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from pallas_puzzles.perf.figures import CallCost, Performance
 from pallas_puzzles.perf.launcher import LauncherTraffic
-from pallas_puzzles.perf.model import CallCost, Performance
 from pallas_puzzles.perf.waste import kib
 from pallas_puzzles.results import CheckResult
 

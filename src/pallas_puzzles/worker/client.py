@@ -22,7 +22,8 @@ from pallas_puzzles.course_file import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.results import CheckResult, Finding, SourceLine
+from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.source_line import SourceLine
 from pallas_puzzles.worker import launch
 from pallas_puzzles.worker.protocol import (
     Channel,

@@ -22,12 +22,14 @@ import numpy as np
 from pallas_puzzles.engine.compare import bad_mask
 from pallas_puzzles.engine.explain import leftovers
 from pallas_puzzles.engine.explain.launcher_lines import argument_line, guarding_whens, store_lines
-from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord, layout
+from pallas_puzzles.engine.intercept.call_reader import layout
+from pallas_puzzles.engine.intercept.records import BlockInfo, CallRecord
 from pallas_puzzles.engine.intercept.sentinel import fill_for
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.engine.probe import PROBE_FILL, probe_poison
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, Mismatch, SourceLine
+from pallas_puzzles.results import Finding, Mismatch
+from pallas_puzzles.source_line import SourceLine
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.probe import Rerun

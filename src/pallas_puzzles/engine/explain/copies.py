@@ -4,9 +4,10 @@ a copy overtaken by another on its semaphore, and an output copy nobody waited f
 from __future__ import annotations
 
 from pallas_puzzles.engine.explain.source import info_lines
-from pallas_puzzles.engine.intercept.dma_ledger import Copy, Ledger
+from pallas_puzzles.engine.intercept.records import Copy, Ledger
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 
 def _first(copy: Copy, learner_file: str) -> SourceLine | None:

@@ -22,14 +22,15 @@ from pallas_puzzles.engine.explain.source import (
     tracebacks,
 )
 from pallas_puzzles.engine.intercept.dma_watch import (
-    COPIES_INTO_WINDOW,
     DMA_ID_START,
     STALL_SECONDS,
+    RaceReport,
     SemaphoreStall,
 )
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 # One access in a race report, e.g. "read of ('vmem', 102, 0, 0)[()] from 0, 0, /w/p.py:9:12 (kernel)";
 # jax 0.12 writes the thread as "(0, 0)".
@@ -101,7 +102,7 @@ def _from_ledger(accesses: list[tuple[str, ...]], lines: list[tuple[Any, ...]], 
     return None
 
 
-def _race(text: str, session: StrictSession) -> Finding:
+def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
     accesses = [m.groups() for m in map(_ACCESS.match, text.splitlines()) if m]
     lines = [(kind, space, int(who) >= DMA_ID_START, _access_line(frame, session.learner_file))
              for kind, space, who, _core, frame in accesses]
@@ -122,8 +123,7 @@ def _race(text: str, session: StrictSession) -> Finding:
         verb = "reads" if core[0] == "read" else "writes"
         here = f"line {core[3].line}" if core[3] else "the kernel"
         started = f" started at line {copy_line.line}" if copy_line else ""
-        copies = re.search(COPIES_INTO_WINDOW + r"(\d+)", text)
-        if copies and int(copies.group(1)) > 1:
+        if copies is not None and copies > 1:
             return Finding(FindingKind.DMA_SLOT_IN_USE,
                            f"The copy{started} overwrites a {core[1].upper()} slot whose earlier chunk "
                            f"{here} still {verb}.", where=where, detail=text)
@@ -158,30 +158,32 @@ def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
 
 def explain(exc: BaseException, session: StrictSession) -> Finding | None:
     """A finding for a DMA or semaphore fault among the exceptions of one failed case, else None."""
-    for error in [*session.callback_errors, exc]:
-        for cause in _chain(error):
-            text = str(cause)
-            if isinstance(cause, SemaphoreStall):
-                return _stall(cause, session)
-            if "RACE DETECTED" in text:
-                return _race(text[text.index("RACE DETECTED"):], session)
-            bounds = _HBM_BOUNDS.search(text)
-            if isinstance(cause, IndexError) and bounds and _in_a_copy(cause):
-                direction, span, shape = bounds.groups()
-                window = "[" + ", ".join(f"{a}:{b}" for a, b in re.findall(r"slice\((-?\d+), (-?\d+)", span)) + "]"
+    causes = [cause for error in [*session.callback_errors, exc] for cause in _chain(error)]
+    # The report may reach us as text inside XLA's error as well as the exception our hook raised.
+    copies = next((c.copies for c in causes if isinstance(c, RaceReport)), None)
+    for cause in causes:
+        text = str(cause)
+        if isinstance(cause, SemaphoreStall):
+            return _stall(cause, session)
+        if "RACE DETECTED" in text:
+            return _race(text[text.index("RACE DETECTED"):], copies, session)
+        bounds = _HBM_BOUNDS.search(text)
+        if isinstance(cause, IndexError) and bounds and _in_a_copy(cause):
+            direction, span, shape = bounds.groups()
+            window = "[" + ", ".join(f"{a}:{b}" for a, b in re.findall(r"slice\((-?\d+), (-?\d+)", span)) + "]"
+            return Finding(FindingKind.DMA_OVERRUN,
+                           f"A copy {'reads' if direction == 'read' else 'writes'} {window} of an array of shape "
+                           f"({shape}): the window runs past its end.",
+                           where=_copy_lines(cause, session.learner_file) or _kernel_line(session),
+                           detail=text)
+        if isinstance(cause, ValueError) and "could not broadcast input array" in text and _in_a_copy(cause):
+            return Finding(FindingKind.DMA_SHAPE, f"A copy's source and destination differ: {text}.",
+                           where=_copy_lines(cause, session.learner_file), detail=text)
+        if isinstance(cause, ValueError) and "Out of bound slice" in text:
+            # The copy's own line first: the launcher frame above it is only where the kernel was traced.
+            where = tuple(sorted(learner_frames(cause, session.learner_file), key=lambda line: ".at[" not in line.text))
+            if any(".at[" in line.text for line in where):
                 return Finding(FindingKind.DMA_OVERRUN,
-                               f"A copy {'reads' if direction == 'read' else 'writes'} {window} of an array of shape "
-                               f"({shape}): the window runs past its end.",
-                               where=_copy_lines(cause, session.learner_file) or _kernel_line(session),
-                               detail=text)
-            if isinstance(cause, ValueError) and "could not broadcast input array" in text and _in_a_copy(cause):
-                return Finding(FindingKind.DMA_SHAPE, f"A copy's source and destination differ: {text}.",
-                               where=_copy_lines(cause, session.learner_file), detail=text)
-            if isinstance(cause, ValueError) and "Out of bound slice" in text:
-                # The copy's own line first: the launcher frame above it is only where the kernel was traced.
-                where = tuple(sorted(learner_frames(cause, session.learner_file), key=lambda line: ".at[" not in line.text))
-                if any(".at[" in line.text for line in where):
-                    return Finding(FindingKind.DMA_OVERRUN,
-                                   f"A copy's window runs past the end of the array ({text.strip()}).",
-                                   where=where, detail=text)
+                               f"A copy's window runs past the end of the array ({text.strip()}).",
+                               where=where, detail=text)
     return None

@@ -24,12 +24,13 @@ from pallas_puzzles.engine.explain.launcher_lines import (
     read_lines,
     store_lines,
 )
-from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
+from pallas_puzzles.engine.intercept.records import BlockInfo, CallRecord
 from pallas_puzzles.engine.intercept.sentinel import fill_for
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.engine.probe import PROBE_FILL, probe_poison
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 Probe = Callable[..., Any]  # engine.probe.rerun with the case bound: returns a Rerun or None
 

@@ -12,12 +12,13 @@ from pallas_puzzles.engine.explain import dma
 from pallas_puzzles.engine.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.explain.meanings import plain_meaning
 from pallas_puzzles.engine.explain.source import learner_frames, recorded_lines
-from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
 from pallas_puzzles.engine.intercept.negative_indices import NegativeIndex
+from pallas_puzzles.engine.intercept.records import BlockInfo, CallRecord
 from pallas_puzzles.engine.intercept.session import StrictSession, StrictViolation
 from pallas_puzzles.engine.intercept.static_slices import StaticSliceOutOfBounds
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 _BLOCK_INDEX = re.compile(
     r'Out-of-bounds block index \(([^)]*)\) for (input|output) "([^"]+)" in iteration \(([^)]*)\)')

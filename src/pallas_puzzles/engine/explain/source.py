@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pallas_puzzles.results import SourceLine
+from pallas_puzzles.source_line import SourceLine
 
 
 def make_line(filename: str, lineno: int, function: str = "") -> SourceLine:

@@ -4,62 +4,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from pallas_puzzles.engine.explain.source import learner_call_site, source_of
-from pallas_puzzles.engine.intercept.dma_ledger import Ledger
-from pallas_puzzles.results import CallLayout, OperandLayout, SourceLine
-
-
-@dataclass
-class BlockInfo:
-    """One operand's BlockSpec, as the learner wrote it."""
-
-    name: str
-    role: str  # "input" or "output"
-    array_shape: tuple[int, ...]
-    block_shape: tuple[int, ...] | None  # None: the whole array is one block
-    index_map: Callable[..., Any] | None
-    index_map_line: SourceLine | None
-    memory_space: Any = None
-    block_dims: list[int] | None = None  # block size per dimension (1 where squeezed)
-    covered: np.ndarray | None = None  # outputs: elements some grid point's block covers
-    dtype: str = ""
-    block_indices: list[tuple[int, ...]] | None = None  # per grid step, in grid order, once evaluated
-
-
-@dataclass
-class ScratchInfo:
-    """A scratch buffer or semaphore the kernel asked for (scratch_shapes)."""
-
-    shape: tuple[int, ...]
-    dtype: str
-    memory_space: str
-    name: str = ""  # the kernel's parameter for it
-
-
-@dataclass
-class CallRecord:
-    kernel_name: str
-    kernel_line: SourceLine | None
-    call_line: SourceLine | None
-    grid: tuple[int, ...]
-    inputs: list[BlockInfo]
-    outputs: list[BlockInfo]
-    n_prefetch: int = 0
-    semantics: tuple[Any, ...] = ()
-    prefetch: list[BlockInfo] = field(default_factory=list)
-    scratch: list[ScratchInfo] = field(default_factory=list)
-    ledger: Ledger = field(default_factory=Ledger)  # the manual copies the kernel started (dma_ledger)
-    results: tuple[Any, ...] = ()  # the call's outputs as it returned them (arrays; empty under a trace)
-
-    def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
-        """The lines to quote for a fault in one operand: its index_map, then the call."""
-        lines = (info.index_map_line if info is not None else None, self.call_line)
-        return tuple(line for line in lines if line is not None)
+from pallas_puzzles.engine.intercept.records import BlockInfo, CallRecord, ScratchInfo
+from pallas_puzzles.results import CallLayout, OperandLayout
 
 
 def _block_dims(block_shape: Sequence[Any]) -> list[int] | None:

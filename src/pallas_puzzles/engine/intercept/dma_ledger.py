@@ -9,7 +9,7 @@ Three things read it:
 - a wait that another copy satisfied: copies that land when waited on are taken newest first,
   so a wait on a semaphore shared by two copies in flight can end with the awaited one still
   pending; the ledger remembers that, and explain/dma.py names it when the read races;
-- the cost model: bytes each copy moves between HBM and VMEM (CallRecord.copies).
+- the cost model: bytes each copy moves between HBM and VMEM (CallRecord.ledger).
 
 The hooks wrap private parts of the TPU interpreter (jax._src.pallas.mosaic.interpret:
 interpret_pallas_call.DMA.__init__ and execute_write, TPU_MEMORY_SPACE_NAMES;
@@ -22,46 +22,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from pallas_puzzles.engine.explain.source import info_lines
+from pallas_puzzles.engine.intercept.records import Copy, Ledger
 from pallas_puzzles.engine.intercept.session import active
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 _HBM_NAMES = ("any", "hbm")
-
-
-@dataclass
-class Copy:
-    """One DMA the kernel started."""
-
-    id: int  # the interpreter's DMA id: the race detector names a copy by it
-    order: int  # start order within the call
-    semaphore: int
-    core: int  # the global core whose semaphore it signals
-    source_info: Any  # where jax traced the start (learner lines, resolved when a finding needs them)
-    reads_hbm: int | None  # the HBM buffer it reads, None when its source is not in HBM
-    writes_hbm: int | None
-    bytes: int = 0  # known once it has landed
-    landed: bool = False
-    overtaken_by: Copy | None = None  # a newer copy on the same semaphore that ended a wait first
-    overtaking_wait: Any = None  # that wait's source_info
-
-    def lines(self, learner_file: str) -> tuple[SourceLine, ...]:
-        return info_lines(self.source_info, learner_file)
-
-
-@dataclass
-class Ledger:
-    """The copies of one pallas_call, in start order, and the HBM buffers it allocated."""
-
-    copies: dict[int, Copy] = field(default_factory=dict)
-    hbm_buffers: list[int] = field(default_factory=list)  # allocation order: inputs, then outputs
-
-    def pending_on(self, semaphore: int, core: int) -> list[Copy]:
-        return [c for c in self.copies.values() if c.semaphore == semaphore and c.core == core and not c.landed]
 
 
 def _ledger() -> Ledger | None:

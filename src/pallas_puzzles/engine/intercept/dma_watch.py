@@ -37,7 +37,14 @@ from pallas_puzzles.results import Finding
 
 STALL_SECONDS = 1.5  # far longer than any pending copy of a puzzle takes to be picked up
 DMA_ID_START = 100  # the interpreter numbers DMAs from 100; cores and devices are small numbers
-COPIES_INTO_WINDOW = "copies into this window so far: "
+
+
+class RaceReport(RuntimeError):
+    """The race detector's report, and how many copies have written the racing window so far."""
+
+    def __init__(self, report: str, copies: int) -> None:
+        super().__init__(report)
+        self.copies = copies
 
 
 def mode_for_case(index: int) -> str:
@@ -136,7 +143,7 @@ def _count_copies(original: Callable[..., Any], overlap: Callable[[Any, Any], bo
             key, window = _access_parts(args)
             copies = sum(1 for entry in self.writes[key]
                          if _entry_parts(entry)[0] >= DMA_ID_START and overlap(_entry_parts(entry)[1], window))
-            raise RuntimeError(f"{exc}\n  {COPIES_INTO_WINDOW}{copies}") from None
+            raise RaceReport(str(exc), copies) from None
 
     return check
 

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from pallas_puzzles.engine.explain.launcher_lines import argument_line
-from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
+from pallas_puzzles.engine.intercept.records import BlockInfo, CallRecord
 from pallas_puzzles.engine.intercept.session import StrictViolation
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 MAX_GRID_POINTS_CHECKED = 50_000
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from pallas_puzzles.engine.intercept.call_reader import CallRecord
+from pallas_puzzles.engine.intercept.records import CallRecord
 
 
 def sentinel_for(dtype: Any) -> Any:

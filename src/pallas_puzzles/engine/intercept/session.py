@@ -13,7 +13,7 @@ from pallas_puzzles.backends import Backend
 from pallas_puzzles.results import Finding
 
 if TYPE_CHECKING:
-    from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord
+    from pallas_puzzles.engine.intercept.records import BlockInfo, CallRecord
 
 
 # Room in the race detector's clocks for the cores and the copies in flight (see dma_watch).

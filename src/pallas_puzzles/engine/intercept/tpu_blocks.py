@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 
 from pallas_puzzles.engine.explain.lowering import meaning
-from pallas_puzzles.engine.intercept.call_reader import BlockInfo, CallRecord, memory_space_name
+from pallas_puzzles.engine.intercept.call_reader import memory_space_name
+from pallas_puzzles.engine.intercept.records import BlockInfo, CallRecord
 from pallas_puzzles.engine.intercept.session import StrictViolation
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding

@@ -54,9 +54,9 @@ class MosaicGpuTarget(Target):
                                           "(verify lowers them for CUDA as part of every check)")
 
     def start(self) -> None:
-        from pallas_puzzles.engine.targets.mgpu import api, interpreter
+        from pallas_puzzles.engine.targets.mgpu import api, hooks
 
-        interpreter.install()
+        hooks.install()
         api.install()
 
     def _params(self) -> Any:

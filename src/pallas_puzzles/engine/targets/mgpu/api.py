@@ -26,7 +26,8 @@ from pallas_puzzles.engine.intercept.session import StrictViolation
 from pallas_puzzles.engine.targets.mgpu.record import Launch, active
 from pallas_puzzles.engine.targets.mgpu.source_calls import keyword_line
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 _pipelines: list[tuple[int, SourceLine | None]] = []  # emit_pipeline bodies being traced: (delay_release, line)
 

@@ -31,7 +31,7 @@ from pallas_puzzles.engine.targets.mgpu.record import (
     Waiter,
     active,
 )
-from pallas_puzzles.results import SourceLine
+from pallas_puzzles.source_line import SourceLine
 
 POLL_SECONDS = 0.05
 FALLBACK_SECONDS = 20.0
@@ -195,7 +195,7 @@ def _new_cluster(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def install(shared_memory: ModuleType) -> None:
-    """Called once by interpreter.install, with jax's shared_memory module."""
+    """Called once by hooks.install, with jax's shared_memory module."""
     barrier, memory = shared_memory.Barrier, shared_memory.GPUSharedMemory
     _warpgroup_class.append(shared_memory.Warpgroup)
     barrier.__init__ = _watched_init(barrier.__init__)

@@ -23,7 +23,8 @@ from pallas_puzzles.engine.targets.mgpu.record import (
     Waiter,
 )
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 GENERIC = ("read", "write")
 GPU_RACE = (

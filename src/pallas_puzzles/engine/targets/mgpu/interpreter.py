@@ -6,7 +6,7 @@ lacks most of what it uses): jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks 
 functions, looked up by module attribute when a kernel is traced, and `reset_gpu_interpret_mode_state`)
 and shared_memory.GPUSharedMemory (set_failed, kernel_thread_finished). The hooks only read what
 passes through; the one change of behaviour is `copy_smem_to_gmem` with a predicate (see
-_predicated_store). Barriers: barriers.py; races: races.py; written elements: memory_marks.py.
+_predicated_store). Barriers: barriers.py; races: races.py; written elements: memory_marks.py; hooks.py installs them all.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from pallas_puzzles.engine.explain.source import make_line, same_file
 from pallas_puzzles.engine.targets.mgpu.record import StoreNotWaited, active
-from pallas_puzzles.results import SourceLine
+from pallas_puzzles.source_line import SourceLine
 
 # The interpreter's callbacks that carry the source_info of the kernel line they run for.
 _CALLBACKS = ("_get", "_swap", "_barrier_wait", "_barrier_arrive", "_allocate_barriers", "_deallocate_barrier",
@@ -140,26 +140,11 @@ def reset() -> None:
     _last_store.clear()
 
 
-_installed = False
-
-
-def install() -> None:
-    """Install every interpreter hook once per process; they act only while a case is active."""
-    global _installed
-    if _installed:
-        return
-    from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks, shared_memory
-
-    from pallas_puzzles.engine.targets.mgpu import barriers, memory_marks, races
-
+def install(gpu_callbacks: Any, memory: Any) -> None:
+    """Wrap the interpreter's callbacks and GPUSharedMemory's failure and kernel-end hooks (once: hooks.py)."""
     gpu_callbacks.copy_smem_to_gmem = _predicated_store(gpu_callbacks.copy_smem_to_gmem)
     for name in _CALLBACKS:
         if hasattr(gpu_callbacks, name):
             setattr(gpu_callbacks, name, _in_op(name, getattr(gpu_callbacks, name)))
-    memory = shared_memory.GPUSharedMemory
     memory.set_failed = _capture_failure(memory.set_failed)
     memory.kernel_thread_finished = _kernel_end(memory.kernel_thread_finished)
-    memory_marks.install(memory)
-    barriers.install(shared_memory)
-    races.install()
-    _installed = True

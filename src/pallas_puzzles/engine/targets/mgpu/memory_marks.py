@@ -128,7 +128,7 @@ def _track_get(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def install(memory: type) -> None:
-    """Called once by interpreter.install, with jax's GPUSharedMemory class."""
+    """Called once by hooks.install, with jax's GPUSharedMemory class."""
     memory.allocate_buffer = _track_allocation(memory.allocate_buffer)
     memory.store_buffer_content = _track_store(memory.store_buffer_content)
     memory.swap_buffer_content = _track_swap(memory.swap_buffer_content)

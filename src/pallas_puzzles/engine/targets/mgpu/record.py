@@ -13,7 +13,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import functools
 import linecache
 
 from pallas_puzzles.engine.explain.source import make_line
-from pallas_puzzles.results import SourceLine
+from pallas_puzzles.source_line import SourceLine
 
 
 @functools.lru_cache(maxsize=16)

@@ -24,7 +24,8 @@ from pallas_puzzles.engine.targets.multichip.monitor import (
     Race,
 )
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import Finding, SourceLine
+from pallas_puzzles.results import Finding
+from pallas_puzzles.source_line import SourceLine
 
 _SUMMARY = re.compile(r"^(.*?):(\d+)(?::\d+)? \((.*)\)$")  # the interpreter's "file:line:col (function)"
 
