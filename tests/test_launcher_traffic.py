@@ -97,6 +97,7 @@ def test_the_card_and_json_name_the_launcher_line(tmp_path, validate_json):
     card = capture.get()
     assert "Outside the pallas_calls" in card and ")(x + 1.0)" in card
     assert "runs in XLA, outside the pallas_calls" in perf.waste
+    assert perf.waste_array is None  # a launcher line, not an array: the budget names no array (was "line")
     document = json_view.result_document(result)
     validate_json(document)
     assert document["performance"]["launcher"][0]["line"]["text"] == ")(x + 1.0)"

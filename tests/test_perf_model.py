@@ -72,6 +72,7 @@ def test_matmul_with_k_innermost():
     assert perf.hbm_bytes_read == 48 * nbytes(128, 128)
     assert perf.flops / perf.hbm_bytes == pytest.approx(perf.arithmetic_intensity)
     assert "y: read 2.0×" in perf.waste or "x: read 3.0×" in perf.waste
+    assert perf.waste_array == perf.waste.split(":")[0]  # the array travels as data beside its sentence
 
 
 def test_matmul_with_k_outermost_writes_the_output_back_every_k_step():
@@ -115,6 +116,7 @@ def test_two_call_launcher_sums_its_calls_and_names_the_round_trip():
     assert (perf.hbm_bytes_read, perf.hbm_bytes_written, perf.hbm_bytes_min) == (8000, 8000, 8000)
     assert perf.traffic_ratio == 2.0 and perf.grid_steps == 8 and len(perf.calls) == 2
     assert perf.waste.startswith("y makes a round trip") and "pallas_call 2 (shift)" in perf.waste
+    assert perf.waste_array == "y"
 
 
 def test_operands_left_in_hbm_and_scalar_prefetch_are_reported_not_guessed():
