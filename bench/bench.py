@@ -175,7 +175,8 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
             worker.start()
             warm = puzzle if name else course.find(1)
             worker.check(warm, ws.exercise(warm))  # warm the worker like a watch session does
-            observer, _ = start_observer(ws.exercises, PuzzleFileHandler({p.file for p in course.puzzles}, events), poll=False)
+            observer, _ = start_observer(ws.exercises, PuzzleFileHandler({p.file for p in course.puzzles}, events),
+                                         poll=False)
             with open(os.devnull, "w") as devnull:
                 loop = WatchLoop(Console(file=devnull), progress, worker, events)
                 runner = threading.Thread(target=loop.run, daemon=True)

@@ -89,7 +89,8 @@ def warm(started: process.Started, puzzles: list[Puzzle]) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", nargs="?", default="all", choices=["all", "stubs", "solutions", "mistakes", "correct", "warm"])
+    parser.add_argument("what", nargs="?", default="all",
+                        choices=["all", "stubs", "solutions", "mistakes", "correct", "warm"])
     parser.add_argument("--only", default="", help="one puzzle, mistake or alternative by name")
     args = parser.parse_args()
     began = time.perf_counter()
@@ -125,7 +126,8 @@ def main() -> int:
             after = check_puzzle(puzzle, puzzle.solution_path, started.backend, target=started.target)
             deadlocks.append((name, seconds, after.passed, time.perf_counter() - began))
     for name, seconds, passed, after in deadlocks:
-        print(f"deadlock {name}: found in {seconds:.2f} s; the solution next: {'pass' if passed else 'FAIL'} in {after:.2f} s")
+        print(f"deadlock {name}: found in {seconds:.2f} s; "
+              f"the solution next: {'pass' if passed else 'FAIL'} in {after:.2f} s")
     unmet += [name for name, seconds, passed, _ in deadlocks if not passed or seconds >= 5]
     print(f"{len(unmet)} unmet: {unmet}" if unmet else "every expectation met")
     return 1 if unmet else 0

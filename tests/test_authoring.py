@@ -155,7 +155,8 @@ def test_init_from_a_course_folder_records_it_and_every_command_uses_it(small_co
     assert (record["kind"], record["course"], record["version"]) == ("folder", "small-course", "0.1.0")
     monkeypatch.chdir(workspace)
     listed = json.loads(cli.invoke(app, ["list", "--json"]).stdout)
-    assert (listed["course"], listed["course_name"], listed["course_version"]) == ("Small course", "small-course", "0.1.0")
+    assert (listed["course"], listed["course_name"],
+            listed["course_version"]) == ("Small course", "small-course", "0.1.0")
     assert [p["name"] for p in listed["puzzles"]] == ["scale", "scale_blocked"]
     hint = cli.invoke(app, ["hint", "2"])
     assert hint.exit_code == 0 and "Hint 1/3" in hint.output
@@ -167,7 +168,8 @@ def test_init_from_a_course_folder_records_it_and_every_command_uses_it(small_co
         small_course / "exercises" / "01_scale.py").read_text()
     monkeypatch.setenv("COLUMNS", "250")
     doctor = cli.invoke(app, ["doctor"])
-    assert "Small course 0.1.0 (small-course; 1 chapter, 2 puzzles)" in " ".join(doctor.output.replace("│", " ").split())
+    assert ("Small course 0.1.0 (small-course; 1 chapter, 2 puzzles)"
+            in " ".join(doctor.output.replace("│", " ").split()))
 
 
 def test_a_moved_course_is_one_sentence_and_the_override_finds_it(small_course, tmp_path, cli, monkeypatch):
@@ -237,5 +239,6 @@ def test_dev_check_reports_a_target_that_cannot_load_and_runs_nothing_for_it(sma
     assert result.exit_code == 1, result.output
     document = json.loads(result.stdout)
     assert document["checked"] == 0
-    assert [(p["puzzle"], p["subject"]) for p in document["problems"]] == [("scale", "target"), ("scale_blocked", "target")]
+    assert ([(p["puzzle"], p["subject"]) for p in document["problems"]]
+            == [("scale", "target"), ("scale_blocked", "target")])
     assert "cannot be loaded" in document["problems"][0]["message"]

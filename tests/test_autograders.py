@@ -70,7 +70,8 @@ def test_junit_has_one_test_case_per_puzzle_and_validates(verified, junit_schema
     document = etree.fromstring(stdout.encode())
     assert junit_schema.validate(document), junit_schema.error_log
     suite = document.find("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("2", "1", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"),
+            suite.get("errors"), suite.get("skipped")) == ("2", "1", "0", "0")
     first, second = suite.findall("testcase")
     assert (first.get("name"), first.get("classname")) == ("01 scale", "small-course.first_steps")
     assert first.find("failure") is None and "x" * 400 in first.find("system-out").text
@@ -165,7 +166,8 @@ def test_the_example_workflows_command_works_in_a_clean_checkout(small_course, t
     subprocess.run(["pallas-puzzles", "init", "--course", "class_course", str(learner)], env=env, check=True,
                    capture_output=True)
     shutil.copyfile(small_course / "solutions" / "01_scale.py", learner / "exercises" / "01_scale.py")
-    subprocess.run(["pallas-puzzles", "verify", "1"], cwd=learner, env=env, capture_output=True)  # leaves a stored verdict
+    # leaves a stored verdict
+    subprocess.run(["pallas-puzzles", "verify", "1"], cwd=learner, env=env, capture_output=True)
     for step in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "my work"]):
         subprocess.run(git + step, cwd=learner, check=True)
     tracked = subprocess.run(git + ["ls-files"], cwd=learner, capture_output=True, text=True, check=True).stdout

@@ -58,7 +58,8 @@ def test_interpret_and_lowering_never_ask_for_devices(devices):
     assert devices["asked"] == 0
 
 
-@pytest.mark.parametrize("backend, fragment", [("gpu", 'pip install -U "jax[cuda12]"'), ("tpu", "pallas-puzzles lower N")])
+@pytest.mark.parametrize("backend, fragment", [("gpu", 'pip install -U "jax[cuda12]"'),
+                                               ("tpu", "pallas-puzzles lower N")])
 def test_a_missing_backend_names_what_is_missing_and_the_fix(devices, backend, fragment):
     with pytest.raises(UserError) as caught:
         backends.resolve(backend)
@@ -157,7 +158,8 @@ def test_doctor_reports_jax_the_backend_and_the_cache(cli, tmp_path, monkeypatch
     monkeypatch.setenv("COLUMNS", "250")
     result = cli.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
-    for item in ("jax", "jaxlib", "auto backend", "interpret", "compile cache", str(tmp_path / "cache"), "file watcher", "workspace"):
+    for item in ("jax", "jaxlib", "auto backend", "interpret", "compile cache", str(tmp_path / "cache"),
+                 "file watcher", "workspace"):
         assert item in result.output
     assert "Everything needed is in place" in result.output
 

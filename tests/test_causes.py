@@ -52,7 +52,8 @@ def test_uninitialised_accumulator_is_read_before_written_not_never_written(fold
     assert finding.kind is FindingKind.READ_BEFORE_WRITTEN
     assert "z_ref[...] +=" in finding.where[0].text
     assert "read before it is written" in finding.message
-    assert "grid covers" not in finding.explanation and "never written" not in report.split("→")[0].lower().split("first")[0]
+    assert ("grid covers" not in finding.explanation
+            and "never written" not in report.split("→")[0].lower().split("first")[0])
 
 
 def test_nan_from_arithmetic_is_not_blamed_on_padding(folder: dict[str, CheckResult]):
@@ -116,7 +117,8 @@ def test_mismatch_names_grid_points_and_store_line(folder: dict[str, CheckResult
     assert mismatch.grid_points == ((1,),)  # N=200 in blocks of 128: only the last program is wrong
     assert [line.text for line in mismatch.stored_at] == [
         "z_ref[...] = x_ref[...] + jnp.where(pl.program_id(0) == pl.num_programs(0) - 1, 1.0, 10.0)"]
-    assert mismatch.origin() == f"The wrong blocks are the ones written at grid point (1,); they were stored at line {mismatch.stored_at[0].line}:"
+    assert mismatch.origin() == ("The wrong blocks are the ones written at grid point (1,); "
+                                 f"they were stored at line {mismatch.stored_at[0].line}:")
     assert "The wrong blocks are the ones written at grid point (1,)" in flat(report)
 
 

@@ -99,7 +99,8 @@ def test_a_stalled_wait_in_the_worker_is_a_finding_and_the_worker_carries_on(tmp
 
     puzzle = load_course().find(30)
     learner = tmp_path / puzzle.file
-    learner.write_text((REPO / "course" / "solutions" / puzzle.file).read_text().replace("copy(s).wait()", "copy(0).wait()"))
+    learner.write_text((REPO / "course" / "solutions" / puzzle.file).read_text()
+                       .replace("copy(s).wait()", "copy(0).wait()"))
     with Worker("interpret") as worker:
         worker.start()
         first = worker._process.pid

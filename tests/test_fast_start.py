@@ -37,7 +37,9 @@ def test_flags_only_for_tested_jaxlib_releases(version, tested):
     assert bool(fast_compile_flags(version)) == tested
 
 
-@pytest.mark.parametrize(("version", "tested"), [("0.10.2", True), ("0.12.0.1", True), ("0.11.0", False), (None, False)])
+@pytest.mark.parametrize(("version", "tested"), [
+    ("0.10.2", True), ("0.12.0.1", True), ("0.11.0", False), (None, False),
+])
 def test_library_reductions_are_turned_off_only_where_the_flag_was_tested(version, tested):
     flags = strict_precision_flags(version)
     assert flags[0] == STRICT_PRECISION_XLA_FLAG  # known to every supported jaxlib
@@ -113,5 +115,6 @@ def test_the_checker_process_ends_cleanly_after_stop(tmp_path):
     with Worker("interpret") as worker:
         worker.start()
         process = worker._process
-        assert worker.check(course.find(1), Path(__file__).parents[1] / "course" / "solutions" / course.find(1).file).passed
+        assert worker.check(course.find(1),
+                            Path(__file__).parents[1] / "course" / "solutions" / course.find(1).file).passed
     assert process is not None and process.wait(timeout=5) == 0

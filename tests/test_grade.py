@@ -15,7 +15,9 @@ from pallas_puzzles.cli import app
 
 SPIN = ("    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
         "    z_ref[...] = 3.0 * x_ref[...] + spin * 0.0\n")
-HOG = "    n = x.shape[0]\n    hog = jax.numpy.ones((3 << 27,), jax.numpy.float32)  # 1.5 GiB\n    x = x + hog[-1] * 0.0\n"
+HOG = ("    n = x.shape[0]\n"
+       "    hog = jax.numpy.ones((3 << 27,), jax.numpy.float32)  # 1.5 GiB\n"
+       "    x = x + hog[-1] * 0.0\n")
 LIMIT = 6.0
 
 
@@ -65,7 +67,8 @@ def test_a_kernel_over_the_memory_limit_is_stopped_and_a_missing_file_is_marked(
     monkeypatch.chdir(tmp_path)
     result = cli.invoke(app, ["grade", "hungry", "--course", str(small_course), "--memory-limit", "1024"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines() == ["submission,passed,total,scale,scale_blocked", "hungry,0,2,missing,fail:memory"]
+    assert result.stdout.splitlines() == ["submission,passed,total,scale,scale_blocked",
+                                          "hungry,0,2,missing,fail:memory"]
 
 
 def test_grade_refuses_bad_input_in_one_sentence(small_course, tmp_path, cli, monkeypatch):

@@ -109,7 +109,8 @@ def test_a_deadlock_names_each_device_its_line_and_the_bytes(learner):
              Wait(1, "dma", 16384, 4096, at(learner, 4), role="receive"), Wait(2, "regular", 1, 0, at(learner, 6)))
     finding = Explainer(learner, 4).finding(Deadlock(waits, (3,), 4))
     assert finding.kind is FindingKind.DEADLOCK and finding.device == 0 and finding.devices == 4
-    assert "devices 0 and 1 each wait at line 4 for 16384 bytes on their receive semaphore and have 4096" in finding.message
+    assert ("devices 0 and 1 each wait at line 4 for 16384 bytes on their receive semaphore and have 4096"
+            in finding.message)
     assert "device 2 waits at line 6 for a count of 1" in finding.message
     assert "device 3 has already finished" in finding.message
     assert [w.line for w in finding.where] == [4, 6]
@@ -118,12 +119,16 @@ def test_a_deadlock_names_each_device_its_line_and_the_bytes(learner):
 @pytest.mark.parametrize(("make", "kind", "line", "words"), [
     (lambda w: EarlyAccess(3, 0, "copy", w(3)), FindingKind.NO_HANDSHAKE, 3,
      "Device 3 of 4 copies to device 0 at line 3 before a barrier handshake"),
-    (lambda w: Leftover(2, "regular", 1, (w(6),)), FindingKind.SEMAPHORE_LEFT, 6, "a semaphore at 1 (raised at line 6)"),
-    (lambda w: LostCopy(1, 2, w(3)), FindingKind.COPY_NOT_WAITED, 3, "starts a copy to device 2 at line 3 that device 2 never"),
+    (lambda w: Leftover(2, "regular", 1, (w(6),)), FindingKind.SEMAPHORE_LEFT, 6,
+     "a semaphore at 1 (raised at line 6)"),
+    (lambda w: LostCopy(1, 2, w(3)), FindingKind.COPY_NOT_WAITED, 3,
+     "starts a copy to device 2 at line 3 that device 2 never"),
     (lambda w: BadDevice(1, 2, 2, "copy", w(3)), FindingKind.DEVICE_ID, 3, "but the ring has only 2 devices"),
-    (lambda w: NoOverlap(0, w(3), w(4)), FindingKind.NO_OVERLAP, 4, "waits at line 4 for the copy it started at line 3"),
+    (lambda w: NoOverlap(0, w(3), w(4)), FindingKind.NO_OVERLAP, 4,
+     "waits at line 4 for the copy it started at line 3"),
     (lambda w: Race(1, "vmem", Access("write", None, CopyInfo(0, 1, w(3)), w(3)), Access("read", 1, None, w(5))),
-     FindingKind.DMA_READ_BEFORE_WAIT, 5, "Device 1 of 4 reads its VMEM buffer at line 5 before the copy from device 0"),
+     FindingKind.DMA_READ_BEFORE_WAIT, 5,
+     "Device 1 of 4 reads its VMEM buffer at line 5 before the copy from device 0"),
     (lambda w: Race(1, "vmem", Access("write", None, CopyInfo(0, 1, w(3)), w(3)), Access("write", 1, None, w(5)),
                     earlier_writes=1),
      FindingKind.DMA_SLOT_IN_USE, 3, "nothing told device 0 that the slot was free"),

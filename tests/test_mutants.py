@@ -108,7 +108,8 @@ def test_a_passing_mutant_is_missed_unless_listed_and_a_listed_one_must_keep_pas
     assert mutants.status(passed, {key: {"awaiting": "class 1"}}) == "awaiting"
     assert mutants.status(caught, {}) == "caught"
     assert mutants.status(caught, {key: {"reason": "r"}}) == "caught-but-listed"
-    assert mutants.stale_entries([puzzle], {(puzzle.name, "gone: x"): {}}, [(puzzle, mutant)]) == [(puzzle.name, "gone: x")]
+    assert (mutants.stale_entries([puzzle], {(puzzle.name, "gone: x"): {}}, [(puzzle, mutant)])
+            == [(puzzle.name, "gone: x")])
 
 
 def test_the_listed_mutants_say_why_in_one_line():

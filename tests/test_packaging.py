@@ -46,13 +46,17 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path):
     made = subprocess.run([str(command), "init", "ws"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert made.returncode == 0, made.stdout + made.stderr
     assert (tmp_path / "ws" / "exercises" / "01_constant_add.py").is_file()
-    checked = subprocess.run([str(command), "verify", "1"], cwd=tmp_path / "ws", capture_output=True, text=True, env=env)
+    checked = subprocess.run([str(command), "verify", "1"],
+                             cwd=tmp_path / "ws", capture_output=True, text=True, env=env)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "You have not started puzzle 1 yet" in checked.stdout
-    solution = subprocess.run([str(command), "solution", "1", "--yes"], cwd=tmp_path / "ws", capture_output=True, text=True, env=env)
+    solution = subprocess.run([str(command), "solution", "1", "--yes"],
+                              cwd=tmp_path / "ws", capture_output=True, text=True, env=env)
     assert solution.returncode == 0 and "x_ref[...] + 10.0" in solution.stdout
     # The wheel carries dev new's starter course, and the built-in course's mistakes for dev check.
-    started = subprocess.run([str(command), "dev", "new", "my-course"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    started = subprocess.run([str(command), "dev", "new", "my-course"],
+                             cwd=tmp_path, capture_output=True, text=True, env=env)
     assert started.returncode == 0, started.stdout + started.stderr
-    assert sorted(p.name for p in (tmp_path / "my-course" / "exercises").iterdir()) == ["01_scale.py", "02_scale_blocked.py"]
+    assert (sorted(p.name for p in (tmp_path / "my-course" / "exercises").iterdir())
+            == ["01_scale.py", "02_scale_blocked.py"])
     assert (Path(where.strip()).parent / "course" / "mistakes.toml").is_file()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["check", "check_file", "exercise", "hint", "show", "solution"]  # not `list`: a star import would shadow the builtin
+# not `list`: a star import would shadow the builtin
+__all__ = ["check", "check_file", "exercise", "hint", "show", "solution"]
 
 # name -> (module, attribute): loaded on first use, so the CLI never pays for them.
 _API = {

@@ -140,7 +140,8 @@ class Solution:
     def _repr_markdown_(self) -> str:
         if self.code is None:
             return self.note
-        return f"### Puzzle {self.puzzle.number}: {self.puzzle.title} (reference solution)\n\n```python\n{self.code}```\n"
+        return (f"### Puzzle {self.puzzle.number}: {self.puzzle.title} (reference solution)\n\n"
+                f"```python\n{self.code}```\n")
 
     def __str__(self) -> str:
         return self.code if self.code is not None else self.note

@@ -88,7 +88,9 @@ def jax_version_verdict(version: str) -> tuple[str | None, str | None]:
                 f'`pip install -U "jax>={wanted}"`.'), None
     if found[:2] > NEWEST_TESTED_JAX:
         tested = ".".join(map(str, NEWEST_TESTED_JAX))
-        return None, f"jax {version} is newer than the newest version tested with pallas-puzzles ({tested}.x); if a check misbehaves, try `pip install \"jax<{NEWEST_TESTED_JAX[0]}.{NEWEST_TESTED_JAX[1] + 1}\"`."
+        return None, (f"jax {version} is newer than the newest version tested with pallas-puzzles ({tested}.x); "
+                      "if a check misbehaves, try "
+                      f"`pip install \"jax<{NEWEST_TESTED_JAX[0]}.{NEWEST_TESTED_JAX[1] + 1}\"`.")
     return None, None
 
 

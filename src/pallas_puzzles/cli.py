@@ -32,7 +32,8 @@ BackendOption = Annotated[
 ]
 PollOption = Annotated[bool, typer.Option("--poll", help="Watch files by polling (network drives, containers).")]
 DEFAULT_MEMORY_MIB = 2048  # grade's memory limit per checker, JAX's own ~300 MiB included
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI); the same as --format json.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (for scripts and CI); "
+                                                         "the same as --format json.")]
 FormatOption = Annotated[str | None, typer.Option("--format", metavar="NAME",
                                                   help=f"Output format: {', '.join(formats.FORMATS)}.")]
 PuzzleArgument = Annotated[
@@ -71,7 +72,8 @@ def init(directory: Annotated[Path, typer.Argument(metavar="DIR", help="Folder f
          = Path("pallas-puzzles-workspace"),
          course: Annotated[str | None, typer.Option("--course", metavar="DIR|PACKAGE",
                                                     help="Start from this course: a course folder or an installed "
-                                                         "course package (default: the built-in course).")] = None) -> None:
+                                                         "course package (default: the built-in course).")]
+         = None) -> None:
     """Write a fresh workspace: exercises, an empty solutions folder, progress file, README."""
     _run(lambda out: commands.cmd_init(out, directory, course))
 
@@ -91,7 +93,8 @@ def verify(ctx: typer.Context, puzzle: PuzzleArgument = None, all_: AllOption = 
 
 
 @app.command()
-def lower(puzzle: PuzzleArgument = None, all_: Annotated[bool, typer.Option("--all", help="Check every puzzle that runs on a TPU.")] = False,
+def lower(puzzle: PuzzleArgument = None,
+          all_: Annotated[bool, typer.Option("--all", help="Check every puzzle that runs on a TPU.")] = False,
           solutions: SolutionsOption = False, as_json: JsonOption = False, format_name: FormatOption = None) -> None:
     """Without a TPU: check that a kernel lowers for one (Mosaic's block rules), on this machine."""
     _run(lambda out: commands.cmd_verify(out, puzzle, all_, backends.TPU.name, solutions, Mode.LOWER), as_json,
@@ -100,7 +103,9 @@ def lower(puzzle: PuzzleArgument = None, all_: Annotated[bool, typer.Option("--a
 
 @app.command()
 def perf(ctx: typer.Context, puzzle: PuzzleArgument = None, solution: SolutionsOption = False,
-         chip: Annotated[str | None, typer.Option("--chip", metavar="GEN", help="TPU generation for the estimate: v4, v5e (default), v5p, v6e.")] = None,
+         chip: Annotated[str | None, typer.Option("--chip", metavar="GEN",
+                                                  help="TPU generation for the estimate: v4, v5e (default), "
+                                                       "v5p, v6e.")] = None,
          backend: BackendOption = None, as_json: JsonOption = False, format_name: FormatOption = None) -> None:
     """Check a puzzle and show its performance card: HBM traffic, VMEM, estimated TPU time."""
     _run(lambda out: commands.cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip), as_json, format_name)
@@ -115,7 +120,8 @@ def doctor() -> None:
 @app.command()
 def hint(puzzle: PuzzleArgument = None,
          level: Annotated[int | None, typer.Option("--level", metavar="K", min=1,
-                                                   help="Show hints 1 to K (outside a workspace nothing is remembered).")] = None) -> None:
+                                                   help="Show hints 1 to K (outside a workspace "
+                                                        "nothing is remembered).")] = None) -> None:
     """Show the next hint level for a puzzle (works in any folder)."""
     _run(lambda out: commands.cmd_hint(out, puzzle, level))
 
@@ -149,7 +155,8 @@ def solution(puzzle: PuzzleArgument = None, yes: YesOption = False) -> None:
 @app.command()
 def show(ctx: typer.Context, puzzle: PuzzleArgument = None, solution: SolutionsOption = False,
          case: Annotated[int | None, typer.Option("--case", metavar="K", min=1,
-                                                  help="Shape case K (1-based); default: the first failing one.")] = None,
+                                                  help="Shape case K (1-based); "
+                                                       "default: the first failing one.")] = None,
          html: Annotated[Path | None, typer.Option("--html", metavar="FILE",
                                                    help="Write the view as one self-contained HTML page.")] = None,
          no_open: Annotated[bool, typer.Option("--no-open", help="With --html: do not open a browser.")] = False,
@@ -163,13 +170,19 @@ def grade(ctx: typer.Context,
           submissions: Annotated[list[str], typer.Argument(metavar="SUBMISSION...",
                                                            help="Workspaces, or folders of exercise files.")],
           course: Annotated[str | None, typer.Option("--course", metavar="DIR|PACKAGE",
-                                                     help="The course to grade against (default: the built-in course).")] = None,
-          csv_file: Annotated[str | None, typer.Option("--csv", metavar="FILE", help="Write the table as CSV (- for stdout; the default).")] = None,
-          json_file: Annotated[str | None, typer.Option("--json", metavar="FILE", help="Write the table as JSON (- for stdout).")] = None,
+                                                     help="The course to grade against "
+                                                          "(default: the built-in course).")] = None,
+          csv_file: Annotated[str | None, typer.Option("--csv", metavar="FILE",
+                                                       help="Write the table as CSV (- for stdout; the default).")]
+          = None,
+          json_file: Annotated[str | None, typer.Option("--json", metavar="FILE",
+                                                        help="Write the table as JSON (- for stdout).")] = None,
           time_limit: Annotated[float, typer.Option("--time-limit", metavar="SECONDS",
-                                                    help="Seconds each check may take (default: each puzzle's own limit).")] = 0.0,
+                                                    help="Seconds each check may take "
+                                                         "(default: each puzzle's own limit).")] = 0.0,
           memory_limit: Annotated[int, typer.Option("--memory-limit", metavar="MIB",
-                                                    help="Memory a checker may hold while checking, JAX included (0: no limit).")]
+                                                    help="Memory a checker may hold while checking, "
+                                                         "JAX included (0: no limit).")]
           = DEFAULT_MEMORY_MIB,
           backend: BackendOption = None) -> None:
     """Check many learners' work against one course: one table of submission x puzzle."""
@@ -186,7 +199,8 @@ app.add_typer(dev_app)
 
 
 @dev_app.command("new")
-def dev_new(directory: Annotated[Path, typer.Argument(metavar="DIR", help="A new or empty folder for the course.")]) -> None:
+def dev_new(directory: Annotated[Path, typer.Argument(metavar="DIR",
+                                                      help="A new or empty folder for the course.")]) -> None:
     """Write a small working course (one chapter, two puzzles) to start from."""
     from pallas_puzzles.dev import commands as dev
 
@@ -194,9 +208,11 @@ def dev_new(directory: Annotated[Path, typer.Argument(metavar="DIR", help="A new
 
 
 @dev_app.command("check")
-def dev_check(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The course folder (default: here).")] = Path("."),
+def dev_check(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The course folder (default: here).")]
+              = Path("."),
               backend: Annotated[str | None, typer.Option("--backend", "-b", metavar="NAME",
-                                                          help="Also run the solutions on this accelerator: gpu or tpu.")] = None,
+                                                          help="Also run the solutions on this accelerator: "
+                                                               "gpu or tpu.")] = None,
               as_json: JsonOption = False) -> None:
     """Check a course: its files, every stub fails, every solution passes (and lowers), every example."""
     from pallas_puzzles.dev import commands as dev

@@ -49,7 +49,8 @@ def _load(folder: Path) -> Course:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise CourseError(f"{path} cannot be read ({exc.strerror or exc}); a course folder needs a {COURSE_FILE}.") from None
+        raise CourseError(f"{path} cannot be read ({exc.strerror or exc}); "
+                          f"a course folder needs a {COURSE_FILE}.") from None
     except tomllib.TOMLDecodeError as exc:
         raise CourseError(f"{path} is not valid TOML ({exc}).") from None
     return parse(data, folder, _reference_times(folder))

@@ -29,7 +29,8 @@ def _needed_jax(puzzle: Puzzle) -> str:
     return max(wanted, key=versions.parse) if wanted else ""
 
 
-def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN, have_jax: str | None = None) -> Refusal | None:
+def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
+            have_jax: str | None = None) -> Refusal | None:
     """Why `puzzle` cannot be checked here (None: it can). `backend` None: not known yet, so only
     the jax version is asked about."""
     from pallas_puzzles.engine import targets

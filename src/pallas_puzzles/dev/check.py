@@ -100,7 +100,8 @@ def judge(job: Job, result: CheckResult) -> str | None:
         if result.passed:
             return "the stub passes as written; a stub must fail until the learner writes the kernel"
         if result.finding is not None:
-            return f"a stub must load and run, then fail on what its kernel computes, but it fails with {headline(result)}"
+            return ("a stub must load and run, then fail on what its kernel computes, "
+                    f"but it fails with {headline(result)}")
         return None
     if job.subject in (SOLUTION, CORRECT, LOWERING):
         if result.passed or _is_the_stubs_twin(result):
@@ -115,7 +116,8 @@ def judge(job: Job, result: CheckResult) -> str | None:
         return f"must fail with {declared}, but fails with {headline(result)}"
     finding = first_finding(result)
     if job.example.line and (finding is None or not any(job.example.line in w.text for w in finding.where)):
-        named = ", ".join(f"line {w.line}" for w in finding.where) if finding is not None and finding.where else "no line"
+        named = (", ".join(f"line {w.line}" for w in finding.where) if finding is not None and finding.where
+                 else "no line")
         return f"fails with {declared} as declared, but names {named}, not the line '{job.example.line}'"
     return None
 

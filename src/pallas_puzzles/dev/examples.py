@@ -44,7 +44,8 @@ def _example(raw: dict[str, Any], file: str, where: Path) -> Example:
     if not isinstance(name, str) or not name:
         raise CourseError(f"{where}: every [[{TABLE[file]}]] needs a `name`.")
     edits = raw.get("edits")
-    if not isinstance(edits, list) or not edits or not all(isinstance(e, dict) and {"old", "new"} <= set(e) for e in edits):
+    if not isinstance(edits, list) or not edits or not all(isinstance(e, dict) and {"old", "new"} <= set(e)
+                                                           for e in edits):
         raise CourseError(f"{where}: {name} needs one or more [[{TABLE[file]}.edits]] with `old` and `new`.")
     return Example(name=name, puzzle=str(raw.get("puzzle", "")), why=str(raw.get("why", "")),
                    edits=tuple(Edit(str(e["old"]), str(e["new"])) for e in edits), must_pass=file == CORRECT,

@@ -97,7 +97,8 @@ def compare(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float,
     examples = []
     for flat in np.flatnonzero(bad.ravel())[:MAX_EXAMPLES]:
         index = tuple(int(i) for i in np.unravel_index(flat, bad.shape))
-        fault = ElementFault.UNWRITTEN if unwritten[index] else ElementFault.NAN if garbage[index] else ElementFault.WRONG
+        fault = (ElementFault.UNWRITTEN if unwritten[index] else ElementFault.NAN if garbage[index]
+                 else ElementFault.WRONG)
         examples.append(BadElement(index=index, expected=float(e64[index]), got=float(g64[index]), fault=fault))
     block = tuple(block_shape) if block_shape else tuple(expected.shape)
     rows, title = block_map(bad, unwritten, garbage, block)

@@ -56,7 +56,8 @@ def operand_cost(operand: OperandLayout, grid: tuple[int, ...]) -> OperandCost:
         vmem = whole if operand.memory_space in ("vmem", "") else 0
         return OperandCost(**base, hbm_bytes=None, min_bytes=0, vmem_bytes=vmem, note="scratch: lives in VMEM")
     if operand.role == "prefetch":
-        return OperandCost(**base, hbm_bytes=None, min_bytes=whole, note="scalar prefetch: copied to SMEM once before the grid (not counted)")
+        return OperandCost(**base, hbm_bytes=None, min_bytes=whole,
+                           note="scalar prefetch: copied to SMEM once before the grid (not counted)")
     if operand.memory_space in ("any", "hbm") and operand.copied_bytes is not None:
         return _copied_cost(operand, base, whole)
     if operand.memory_space in UNCOUNTED or operand.block is None or operand.block_indices is None:

@@ -198,7 +198,8 @@ def _fault_step(case: CaseResult, points: tuple[tuple[int, ...], ...]) -> int | 
     return None
 
 
-def _bad_steps(case: CaseResult, points: tuple[tuple[int, ...], ...], boards: tuple[OperandBoard, ...]) -> tuple[int, ...]:
+def _bad_steps(case: CaseResult, points: tuple[tuple[int, ...], ...],
+               boards: tuple[OperandBoard, ...]) -> tuple[int, ...]:
     fault = _fault_step(case, points)
     bad: set[int] = {fault} if fault is not None else set()
     for board in boards:

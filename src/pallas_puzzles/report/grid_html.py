@@ -32,7 +32,8 @@ rect.current{fill:#1f77b4} rect.current.reused{fill:#7fb2dd} rect.current.bad{st
 rect.current.outside{fill:#c0362c;stroke:#7a1010;stroke-width:3;stroke-dasharray:none}
 rect.gp{fill:#dfe6ee;cursor:pointer} rect.gp.done{fill:#b9c9da} rect.gp.badstep{fill:#f2a7a0}
 rect.gp.now{fill:#1f77b4} rect.gp.now.badstep{fill:#c0362c;stroke:#7a1010;stroke-width:2}
-.legend{margin:8px 0} .legend span{display:inline-block;width:14px;height:14px;margin:0 4px 0 12px;vertical-align:middle;box-sizing:border-box}
+.legend{margin:8px 0} .legend span{display:inline-block;width:14px;height:14px;margin:0 4px 0 12px;\
+vertical-align:middle;box-sizing:border-box}
 #pp-step-label{font-weight:600;margin-top:4px} #pp-step-label .bad{color:#c0362c}
 .planned{color:#8a5a00}
 """
@@ -144,7 +145,8 @@ def _grid_points_svg(view: GridView) -> str:
 
 def _data(view: GridView) -> str:
     data = {
-        "steps": view.steps, "points": [list(p) for p in view.points], "bad": list(view.bad_steps), "fault": view.fault_step,
+        "steps": view.steps, "points": [list(p) for p in view.points], "bad": list(view.bad_steps),
+        "fault": view.fault_step,
         "boards": [{"touched": [list(t) if t is not None else None for t in b.touched],
                     "copied": list(b.copied), "describe": [b.describe_block(s) for s in range(len(b.touched))]}
                    for b in view.boards],
@@ -197,7 +199,8 @@ def render_page(view: GridView) -> str:
 <title>{html.escape(view.title)} · grid view</title><style>{STYLE}</style></head>
 <body data-step="0">
 <h1>{html.escape(view.title)}</h1>
-<div class="dim">shape case {html.escape(view.case)} · kernel {html.escape(view.kernel)} · grid {view.grid}{semantics}</div>
+<div class="dim">shape case {html.escape(view.case)} · kernel {html.escape(view.kernel)} · \
+grid {view.grid}{semantics}</div>
 <div class="verdict {'pass' if passed else 'fail'}">{html.escape(view.verdict)}</div>{ran}{unseen}
 <div class="controls"><input type="range" id="pp-step" min="0" max="{max(0, view.steps - 1)}" value="0">
 <button id="pp-first-bad"{'' if view.bad_steps else ' disabled'}>first bad step</button>

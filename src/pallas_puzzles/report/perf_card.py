@@ -83,7 +83,8 @@ def card(perf: Performance) -> Panel:
                       f"{perf.arithmetic_intensity:.2f} FLOP/byte"),
         Text.assemble(("Estimated time ", "bold"), f"{_seconds(perf.est_seconds)}, {perf.bound}-bound "
                       f"(memory {_seconds(perf.memory_seconds)}, compute {_seconds(perf.compute_seconds)}, "
-                      f"{perf.grid_steps} grid step{'s' if perf.grid_steps != 1 else ''} {_seconds(perf.overhead_seconds)})"),
+                      f"{perf.grid_steps} grid step{'s' if perf.grid_steps != 1 else ''} "
+                      f"{_seconds(perf.overhead_seconds)})"),
     ]
     many = len(perf.calls) > 1
     for n, call in enumerate(perf.calls, start=1):

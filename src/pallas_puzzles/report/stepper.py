@@ -138,7 +138,8 @@ def still_frame(console: Console, view: GridView) -> None:
     """Without a TTY: the first bad step (or the first step), every operand drawn."""
     step = view.first_bad if view.first_bad is not None else 0
     console.print(render_frame(view, step))
-    console.print(Text(f"  ({view.steps} grid step{'s' if view.steps != 1 else ''}; run in a terminal to step through them, "
+    console.print(Text(f"  ({view.steps} grid step{'s' if view.steps != 1 else ''}; "
+                       "run in a terminal to step through them, "
                        "or use --html FILE for a page with a slider)", style="dim"))
 
 

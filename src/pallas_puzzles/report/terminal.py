@@ -72,7 +72,8 @@ def _list_row(progress: Progress, puzzle: Puzzle) -> tuple[str, Text, Text, str,
         status = Text("unsolved", style="yellow") if progress.workspace is not None else Text("·", style="dim")
     marker = "▶ " if puzzle == progress.current else ""
     missing = [b.name for b in backends.REGISTRY.values() if not puzzle.supports(b)]
-    runs_on = ("all" if not missing else "no " + "/".join(missing)) + (f", jax>={puzzle.min_jax}" if puzzle.min_jax else "")
+    runs_on = (("all" if not missing else "no " + "/".join(missing))
+               + (f", jax>={puzzle.min_jax}" if puzzle.min_jax else ""))
     if puzzle.tpu_only_idiom:
         runs_on += "*"
     link = Text(puzzle.file, style=f"cyan link file://{progress.exercise(puzzle).resolve()}"
@@ -110,7 +111,8 @@ def list_view(progress: Progress, width: int) -> Group:
     if progress.workspace is not None:
         lines.append(progress_bar(progress.solved_count, progress.total))
     else:
-        lines.append(Text("Outside a workspace progress is not tracked; `pallas-puzzles init DIR` makes one.", style="dim"))
+        lines.append(Text("Outside a workspace progress is not tracked; `pallas-puzzles init DIR` makes one.",
+                          style="dim"))
     return Group(*lines)
 
 
@@ -142,12 +144,14 @@ def render_hint(console: Console, puzzle: Puzzle, level: int) -> None:
 def render_watch_header(console: Console, progress: Progress, keys: bool) -> None:
     puzzle = progress.current
     console.rule(Text(f"Puzzle {puzzle.number}: {puzzle.title}", style="bold"))
-    console.print(Text("Edit ") + file_link(progress.exercise(puzzle)) + Text(" and save; it is checked on every save."))
+    console.print(Text("Edit ") + file_link(progress.exercise(puzzle))
+                  + Text(" and save; it is checked on every save."))
     console.print(progress_bar(progress.solved_count, progress.total))
     if keys:
         console.print(Text("keys: h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
     else:
-        console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
+        console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · x reset · q quit",
+                           style="dim"))
 
 
 def render_source(console: Console, path: Path) -> None:

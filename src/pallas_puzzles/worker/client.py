@@ -191,7 +191,8 @@ class Worker:
                                                f"memory and was stopped; a fresh checker was started.")
         loops = loop_lines(file)
         return Finding(FindingKind.TIMEOUT,
-                       f"Your kernel was still running after {limit:.0f} s and was stopped; a fresh checker was started."
+                       f"Your kernel was still running after {limit:.0f} s and was stopped; "
+                       "a fresh checker was started."
                        + (" One of the loops below probably never ends." if loops else ""), where=loops)
 
     def cancel(self) -> None:

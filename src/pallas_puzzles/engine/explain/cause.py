@@ -70,7 +70,8 @@ def _located(m: Mismatch, out: _Output | None, bad: np.ndarray) -> Mismatch:
     if out is None:
         return m
     points = _bad_grid_points(out, bad)
-    return dataclasses.replace(m, grid_points=tuple(points[:MAX_POINTS]), more_grid_points=max(0, len(points) - MAX_POINTS),
+    return dataclasses.replace(m, grid_points=tuple(points[:MAX_POINTS]),
+                               more_grid_points=max(0, len(points) - MAX_POINTS),
                                stored_at=store_lines(out.record.kernel_line, out.info.name))
 
 
@@ -90,7 +91,8 @@ def _order_finding(out: _Output, m: Mismatch) -> Finding | None:
     if not axes:
         return None
     axis = axes[0]
-    later = next((p for p in m.grid_points if p[axis] > 0), None) or tuple(1 if a == axis else 0 for a in range(len(grid)))
+    later = (next((p for p in m.grid_points if p[axis] > 0), None)
+             or tuple(1 if a == axis else 0 for a in range(len(grid))))
     earlier = tuple(v - 1 if a == axis else v for a, v in enumerate(later))
     return Finding(
         FindingKind.ORDER,
@@ -165,13 +167,15 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
     sentinel = fill_for(got.dtype, session.sentinel)
     looks_unwritten = bad & (got == sentinel) if sentinel is not None else np.zeros_like(bad)
     floating = np.issubdtype(got.dtype, np.floating)
-    nan = bad & ~np.isfinite(got.astype(np.float64)) & np.isfinite(expected.astype(np.float64)) if floating else bad & False
+    nan = (bad & ~np.isfinite(got.astype(np.float64)) & np.isfinite(expected.astype(np.float64)) if floating
+           else bad & False)
     # State carried from step to step lives in scratch; without any, order cannot matter.
     order = _order_finding(out, m) if out.record.scratch else None
     if order is not None:  # first: a shuffled carry also reads memory never written
         rerun = probe(sequential=True)
         in_order = rerun.output if rerun is not None else None
-        if in_order is not None and in_order.shape == got.shape and not bad_mask(expected, in_order, m.rtol, m.atol).any():
+        if (in_order is not None and in_order.shape == got.shape
+                and not bad_mask(expected, in_order, m.rtol, m.atol).any()):
             return (order,), m
     if math.isnan(session.poison) and not (looks_unwritten.any() or nan.any()):
         return (), m  # finite wrong numbers while unwritten memory read as NaN: they never touched it

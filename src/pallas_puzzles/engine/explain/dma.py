@@ -36,7 +36,8 @@ from pallas_puzzles.source_line import SourceLine
 # jax 0.12 writes the thread as "(0, 0)".
 _ACCESS = re.compile(r"^\s*(read|write) of \('?(\w+)'?.*?\[.*?\] from \(?(\d+), (\d+)\)?,? (.*)$")
 _FRAME = re.compile(r"^(.*?):(\d+)(?::\d+)? \((.*)\)$")
-_HBM_BOUNDS = re.compile(r"Out-of-bounds (read|write) of \(.*hbm.*\): (?:reading|writing)? ?\[(.*)\] but buffer has shape \(([^)]*)\)")
+_HBM_BOUNDS = re.compile(r"Out-of-bounds (read|write) of \(.*hbm.*\): (?:reading|writing)? ?\[(.*)\] "
+                         r"but buffer has shape \(([^)]*)\)")
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -115,7 +116,8 @@ def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
     if len(by_copy) >= 2:  # two copies into one window, the first not yet waited on
         starts = [f"line {entry[3].line}" for entry in by_copy if entry[3] is not None]
         return Finding(FindingKind.DMA_SLOT_IN_USE,
-                       f"Two copies write the same {by_copy[0][1].upper()} window ({' and '.join(starts) or 'in the kernel'})"
+                       f"Two copies write the same {by_copy[0][1].upper()} window "
+                       f"({' and '.join(starts) or 'in the kernel'})"
                        f": the second starts before the first's chunk was waited on and used.",
                        where=where, detail=text)
     if by_copy and by_core:

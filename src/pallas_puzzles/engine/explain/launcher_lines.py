@@ -79,7 +79,8 @@ def _kernel_def(kernel_line: SourceLine) -> ast.FunctionDef | None:
 def _stores_to(node: ast.AST, ref: str) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in ast.walk(node):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+        targets = (stmt.targets if isinstance(stmt, ast.Assign)
+                   else [stmt.target] if isinstance(stmt, ast.AugAssign) else [])
         for target in targets:
             if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == ref:
                 out.append(stmt)  # type: ignore[arg-type]

@@ -115,7 +115,8 @@ def _swapped_output(finding: Finding, session: StrictSession, expected: tuple[in
     """An output block outside an out_shape whose dimensions are the spec's in another order."""
     for record in reversed(session.calls):
         for info in record.outputs:
-            tail = tuple(expected[len(expected) - len(info.array_shape):]) if len(expected) >= len(info.array_shape) else ()
+            tail = (tuple(expected[len(expected) - len(info.array_shape):]) if len(expected) >= len(info.array_shape)
+                    else ())
             if info.name == finding.array and sorted(tail) == sorted(info.array_shape) and tail != info.array_shape:
                 return Finding(
                     FindingKind.SHAPE,

@@ -38,7 +38,8 @@ class TpuMultichip(Target):
     setup: ClassVar[ProcessSetup] = ProcessSetup(host_devices=mesh_options.MAX_DEVICES)
     cost_card: ClassVar[bool] = False  # the TPU-pipeline card does not apply; the traffic card does
     partners: ClassVar[Mapping[str, str]] = {}  # compiling needs a slice of several TPU chips
-    not_lowered_because: ClassVar[str] = "its kernels talk across chips, and lowering them needs a slice of several TPU chips"
+    not_lowered_because: ClassVar[str] = ("its kernels talk across chips, "
+                                          "and lowering them needs a slice of several TPU chips")
 
     @classmethod
     def option_problems(cls, options: Mapping[str, Any]) -> list[str]:
@@ -124,7 +125,8 @@ def _verdict(case: Case, session: StrictSession, opts: mesh_options.MeshOptions,
     from pallas_puzzles.results import Finding
 
     explainer = _explainer(session, devices)
-    broken = sorted((p for p in MONITOR.problems if isinstance(p, RULES) and (opts.own_barrier or not isinstance(p, AutoBarrier))),
+    broken = sorted((p for p in MONITOR.problems
+                     if isinstance(p, RULES) and (opts.own_barrier or not isinstance(p, AutoBarrier))),
                     key=lambda p: RULES.index(type(p)))
     findings = [_placed(explainer.finding(p), p, session) for p in broken[:1]]
     steps = _device_steps()

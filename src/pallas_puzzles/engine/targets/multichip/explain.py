@@ -106,7 +106,8 @@ class Explainer:
 
     def _Leftover(self, p: Leftover) -> Finding:
         lines = self.lines(*p.where)
-        at = f" (raised at line{'s' if len(lines) > 1 else ''} {', '.join(str(s.line) for s in lines)})" if lines else ""
+        at = (f" (raised at line{'s' if len(lines) > 1 else ''} {', '.join(str(s.line) for s in lines)})" if lines
+              else "")
         what = {"dma": f"{p.count} bytes on a DMA semaphore{at}: a copy's wait_send or wait_recv is missing",
                 "barrier": f"the barrier semaphore at {p.count}{at}: more handshake signals arrived than it "
                            f"waited for"}.get(p.kind, f"a semaphore at {p.count}{at}: a signal nobody waited for")
@@ -132,7 +133,8 @@ class Explainer:
         line = self.line(p.where)
         axes = ", ".join(repr(a) for a in p.axes)
         return Finding(FindingKind.DEVICE_ID,
-                       f"The device_id used{_at(line)} is {p.given}, but the mesh has the axis{'es' if len(p.axes) > 1 else ''} "
+                       f"The device_id used{_at(line)} is {p.given}, "
+                       f"but the mesh has the axis{'es' if len(p.axes) > 1 else ''} "
                        f"{axes}: give one coordinate per axis, e.g. {{{p.axes[0]!r}: index}}.",
                        where=self.lines(p.where), detail=p.error, devices=self.devices)
 
@@ -171,7 +173,8 @@ class Explainer:
         device = other.copy.source if other.copy is not None else other.device if other.device is not None else p.owner
         whose = "its" if device == p.owner else f"device {p.owner}'s"
         if other.kind == "read" and p.earlier_writes == 0:  # nothing was there before: it wanted this copy's data
-            reads = f"sends on{at} part of {whose} {memory}" if other.copy is not None else f"reads {whose} {memory}{at}"
+            reads = (f"sends on{at} part of {whose} {memory}" if other.copy is not None
+                     else f"reads {whose} {memory}{at}")
             return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
                            f"Device {device} of {self.devices} {reads} before {incoming} has landed there: nothing "
                            f"waited for that copy first.", explanation=_READ_EARLY, where=where, device=device,

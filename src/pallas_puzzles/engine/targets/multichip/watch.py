@@ -53,7 +53,8 @@ def _leftover(memory: Any, sid: int, device: int, count: int) -> Leftover:
     if sid in memory.fixed_id_sem:
         return Leftover(device, "barrier", count, tuple(MONITOR.signals.get((device, sid), ())))
     copies = tuple(info.where for info in MONITOR.copies.values()
-                   if (info.target == device and info.recv_sem == sid) or (info.source == device and info.send_sem == sid))
+                   if (info.target == device and info.recv_sem == sid)
+                      or (info.source == device and info.send_sem == sid))
     if copies:
         return Leftover(device, "dma", count, copies)
     return Leftover(device, "regular", count, tuple(MONITOR.signals.get((device, sid), ())))
