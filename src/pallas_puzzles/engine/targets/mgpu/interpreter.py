@@ -6,7 +6,7 @@ lacks most of what it uses): jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks 
 functions, looked up by module attribute when a kernel is traced, and `reset_gpu_interpret_mode_state`)
 and shared_memory.GPUSharedMemory (set_failed, kernel_thread_finished). The hooks only read what
 passes through; the one change of behaviour is `copy_smem_to_gmem` with a predicate (see
-_predicated_store). Barriers: barriers.py; races: races.py; written elements: memory_marks.py; \
+_predicated_store). Barriers: barriers.py; races: races.py; written elements: memory_marks.py;
 hooks.py installs them all.
 """
 
