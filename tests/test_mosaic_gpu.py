@@ -163,3 +163,65 @@ def test_an_older_jax_is_told_what_to_install_in_one_sentence():
     assert refused is not None and refused.kind is FindingKind.JAX_TOO_OLD
     assert "jax 0.12 or newer" in refused.sentence and "Python 3.12" in refused.sentence
     assert refused.sentence.count(". ") == 0
+
+
+@pytest.mark.parametrize("slow", ["_get", "copy_gmem_to_smem"], ids=["consumer_reads_late", "producer_copies_late"])
+def test_a_refill_without_room_is_named_so_whichever_warpgroup_runs_first(slow: str, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """The interpreter runs each warpgroup in a thread and each TMA copy as a task of its own, so a producer
+    that refills a slot without waiting for room races with the consumer's read in either order: the read
+    first, or the refill first. Hardware is as free. Both orders are the same mistake and get the same finding
+    (CI once saw the second order called a read before the wait)."""
+    mistake = _mistake("p42_producer_does_not_wait_for_room")
+    puzzle = COURSE.find(mistake.puzzle)
+    skip_if_jax_too_old(puzzle)
+    from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks
+
+    check_puzzle(puzzle, puzzle.solution_path, INTERPRET)  # installs the checker's hooks first
+    hooked = getattr(gpu_callbacks, slow)
+    warpgroup = 1 if slow == "_get" else 0
+
+    def late(*args, **kwargs):
+        location = kwargs.get("mesh_location") or next((a for a in args[:3] if hasattr(a, "thread_id")), None)
+        if location is not None and int(location.thread_id) == warpgroup:
+            time.sleep(0.02)
+        return hooked(*args, **kwargs)
+
+    monkeypatch.setattr(gpu_callbacks, slow, late)
+    result = check_puzzle(puzzle, build_mistake(mistake, tmp_path), INTERPRET)
+    assert result.kind is FindingKind.SMEM_SLOT_IN_USE, result.first_failure.finding.message
+    assert any(mistake.line in line.text for line in result.first_failure.finding.where)
+
+
+class _Clock:
+    """A stand-in for the detector's vector clocks: `a.ordered(b)` when a happened before b."""
+
+    def __init__(self, before: tuple[_Clock, ...] = ()) -> None:
+        self.before = before
+
+    def ordered(self, other: _Clock) -> bool:
+        return self is other or any(self.ordered(earlier) for earlier in other.before)
+
+
+def test_a_read_racing_with_a_refill_is_a_slot_in_use_in_either_order():
+    """What CI once saw (the consumer's read raced with the refill, the read found it), as the detector's
+    data: the reader waited for an earlier copy into the same window, so the racing copy refilled a buffer
+    still in use. A read that waited for no copy into the window races with the copy it skipped waiting for."""
+    from pallas_puzzles.engine.targets.mgpu import faults, races
+    from pallas_puzzles.engine.targets.mgpu.record import Access, Race
+
+    first_copy, refill = _Clock(), _Clock()
+    after_wait = _Clock(before=(first_copy,))  # the consumer waited on the first copy's barrier
+    copy = Access(op="tma-load", writes=True, memory="SMEM", line=None)
+    read = Access(op="read", writes=False, memory="SMEM", line=None)
+    window = (0, 8)
+    state = type("State", (), {"writes": {"k": [(0, first_copy, window, None), (0, refill, window, None)]},
+                               "reads": {"k": []}})()
+    notes = {id(first_copy): (copy, first_copy), id(refill): (copy, refill)}
+    overlap = lambda a, b: a == b  # noqa: E731
+    assert races.refilled(state, "k", window, after_wait, refill, notes, overlap)
+    assert not races.refilled(state, "k", window, _Clock(), first_copy, notes, overlap)
+    for found in (Race(read, copy, refill=True), Race(copy, read, refill=True)):
+        assert faults.race_finding(found).kind is FindingKind.SMEM_SLOT_IN_USE
+    for found in (Race(read, copy), Race(copy, read)):
+        assert faults.race_finding(found).kind is FindingKind.SMEM_READ_BEFORE_WAIT

@@ -80,7 +80,15 @@ def race_finding(race: Race) -> Finding:
         second = "the same line, run earlier"
     both = f"{first[0].upper()}{first[1:]} raced with {second}"
     where = _lines(a.line, b.line)
-    if a.op in GENERIC and b.op == "tma-load" and b.writes:
+    # A read and a copy into the same buffer: which one the detector met first is up to the threads, so
+    # the kind comes from what the reader had waited for, not from the order.
+    read_and_copy = {a.op, b.op} == {"read", "tma-load"} and (a.writes or b.writes)
+    if read_and_copy and race.refill:
+        return Finding(FindingKind.SMEM_SLOT_IN_USE,
+                       f"{both}: the reader had waited for an earlier copy into this buffer, and this copy "
+                       "refilled it while that chunk was still being read (no wait on an 'empty' barrier, or "
+                       "no plgpu.commit_smem(), came between them).", where=where)
+    if read_and_copy or (a.op in GENERIC and b.op == "tma-load" and b.writes):
         return Finding(FindingKind.SMEM_READ_BEFORE_WAIT,
                        f"{both}: the copy may still be filling the buffer; no barrier_wait on the copy's "
                        "barrier came between them.", where=where)

@@ -55,6 +55,16 @@ def _earlier(state: Any, writes: bool, clock: Any, key: Any, window: Any, overla
     return next((entry for entry in candidates if not entry[1].ordered(clock) and overlap(window, entry[2])), None)
 
 
+def refilled(state: Any, key: Any, window: Any, reader_clock: Any, racing_copy: Any,
+             notes: dict[int, tuple[Access, Any]], overlap: Callable[..., bool]) -> bool:
+    """Whether a read (at `reader_clock`) came after the wait for an earlier TMA copy into the same window
+    than `racing_copy`, the clock of the copy it races with. Then the copy refilled a buffer whose
+    earlier chunk was still being read, in whichever order the threads happened to run the two."""
+    return any(entry[1] is not racing_copy and overlap(window, entry[2]) and entry[1].ordered(reader_clock)
+               and notes.get(id(entry[1]), (None,))[0] is not None and notes[id(entry[1])][0].op == "tma-load"
+               for entry in state.writes[key])
+
+
 def _checked(original: Callable[..., Any], writes: bool, overlap: Callable[..., bool]) -> Callable[..., Any]:
     @functools.wraps(original)
     def check(self: Any, thread: Any, clock: Any, buffer_key: Any, access: Any, source_info: Any = None) -> Any:
@@ -71,9 +81,12 @@ def _checked(original: Callable[..., Any], writes: bool, overlap: Callable[..., 
                 raise
             with _lock:
                 noted = _notes.get(id(entry[1]))
+                notes = dict(_notes)
             other = noted[0] if noted is not None else Access(
                 op="access", writes=any(e is entry for e in self.writes[buffer_key]), memory=this.memory, line=None)
-            raise RaceFound(Race(this, other)) from exc
+            reader, copy = (clock, entry[1]) if not writes else (entry[1], clock) if not other.writes else (None, None)
+            refill = reader is not None and refilled(self, buffer_key, access.range, reader, copy, notes, overlap)
+            raise RaceFound(Race(this, other, refill)) from exc
 
     return check
 

@@ -34,6 +34,9 @@ class Access:
 class Race:
     access: Access  # the access that found the race
     other: Access  # the earlier access it was not ordered with
+    # A read racing with a TMA copy, where the reader had waited for an earlier copy into the same
+    # window: the racing copy refilled a buffer still in use (else the read skipped the copy's wait).
+    refill: bool = False
 
 
 @dataclass(frozen=True)
