@@ -12,6 +12,7 @@ import io
 import itertools
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -113,28 +114,31 @@ def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mod
     `target` is the started target this process checks with; by default the one that runs the
     puzzle's chapter on `backend` in `mode`, started here (tests and scripts).
     """
-    start = time.perf_counter()
-    result = _start(puzzle, learner_file, backend, mode)
-    if result.finding is not None:
-        return result
-    target = target or _target(targets.partner_name(puzzle.target, backend, mode) or puzzle.target)
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
+    def load_and_run(result: CheckResult) -> None:
         entry = _load(result, puzzle, learner_file)
         if entry is not None:
-            _run_cases(result, puzzle, entry, learner_file, backend, target, fail_fast)
-    result.printed = printed.getvalue()
-    result.seconds = time.perf_counter() - start
-    return result
+            started = target or _target(targets.partner_name(puzzle.target, backend, mode) or puzzle.target)
+            _run_cases(result, puzzle, entry, learner_file, backend, started, fail_fast)
+
+    return _checked(puzzle, learner_file, backend, mode, load_and_run)
 
 
-def _start(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode) -> CheckResult:
-    """A fresh result; it holds a finding when the puzzle cannot run here (commands refuse earlier)."""
+def _checked(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode,
+             body: Callable[[CheckResult], None]) -> CheckResult:
+    """A result filled by `body`, timed and with what the learner's code printed; when the puzzle
+    cannot run here it holds only the refusal (commands refuse earlier)."""
+    start = time.perf_counter()
     result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(learner_file),
                          backend=backend.name, passed=False, mode=mode.value)
     refusal = support.refusal(puzzle, backend, mode)
     if refusal is not None:
         result.findings.append(Finding(refusal.kind, refusal.sentence))
+        return result
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        body(result)
+    result.printed = printed.getvalue()
+    result.seconds = time.perf_counter() - start
     return result
 
 
@@ -161,15 +165,7 @@ def check_function(puzzle: Puzzle, entry: Any, backend: Backend, target: Target,
     """
     import inspect
 
-    start = time.perf_counter()
     code = getattr(inspect.unwrap(entry), "__code__", None)
     learner_file = Path(code.co_filename if code is not None else "<function>")
-    result = _start(puzzle, learner_file, backend, Mode.RUN)
-    if result.finding is not None:
-        return result
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        _run_cases(result, puzzle, entry, learner_file, backend, target, fail_fast)
-    result.printed = printed.getvalue()
-    result.seconds = time.perf_counter() - start
-    return result
+    return _checked(puzzle, learner_file, backend, Mode.RUN,
+                    lambda result: _run_cases(result, puzzle, entry, learner_file, backend, target, fail_fast))

@@ -14,8 +14,6 @@ import json
 from typing import Any
 
 from pallas_puzzles.report import run_report
-from pallas_puzzles.report.formats import Format, Verdict
-from pallas_puzzles.report.formats import RunReport as FormatRunReport
 from pallas_puzzles.report.plain_text import verdict
 from pallas_puzzles.report.run_report import Outcome, RunReport
 from pallas_puzzles.results import Status
@@ -68,18 +66,13 @@ def error(message: str) -> str:
                       indent=2, ensure_ascii=False) + "\n"
 
 
-class ExercismFormat(Format):
+class ExercismFormat(run_report.AutograderFormat):
     """`--format exercism`: exercism's results.json (version 3) on stdout once the run is over."""
 
     name = "exercism"
-    document = True
-    trusts_stored = False
 
-    def check(self, verdict: Verdict) -> None:
-        return None  # the document is written whole, at the end
-
-    def run(self, report: FormatRunReport) -> str:
-        return render(run_report.of(report))
+    def render(self, report: RunReport) -> str:
+        return render(report)
 
     def error(self, message: str) -> str:
         return error(message)

@@ -93,8 +93,8 @@ class Format:
     trusts_stored: ClassVar[bool] = True
 
     def check(self, verdict: Verdict) -> Rendered:
-        """One verdict, as soon as it is known (a document format returns None and waits for `run`)."""
-        return self._cannot("a check")
+        """One verdict, as soon as it is known (a document format writes nothing and waits for `run`)."""
+        return None if self.document else self._cannot("a check")
 
     def run(self, report: RunReport) -> Rendered:
         """Everything is checked: a summary, or the one document."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pallas_puzzles import backends
 from pallas_puzzles.perf.figures import Performance
-from pallas_puzzles.report.formats import Format, RunReport, Verdict
+from pallas_puzzles.report.formats import Format, RunReport
 from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.report.traffic_card import traffic_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
@@ -204,9 +204,6 @@ class JsonFormat(Format):
 
     name = "json"
     document = True
-
-    def check(self, verdict: Verdict) -> None:
-        return None  # the document is written whole, at the end
 
     def run(self, report: RunReport) -> str:
         if report.many:

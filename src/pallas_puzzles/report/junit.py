@@ -17,8 +17,6 @@ import xml.etree.ElementTree as ET
 
 from pallas_puzzles import versions
 from pallas_puzzles.report import run_report
-from pallas_puzzles.report.formats import Format, Verdict
-from pallas_puzzles.report.formats import RunReport as FormatRunReport
 from pallas_puzzles.report.headline import headline
 from pallas_puzzles.report.plain_text import verdict
 from pallas_puzzles.report.run_report import Outcome, RunReport
@@ -81,15 +79,10 @@ def render(report: RunReport) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-class JunitFormat(Format):
+class JunitFormat(run_report.AutograderFormat):
     """`--format junit`: one JUnit XML document on stdout once the run is over."""
 
     name = "junit"
-    document = True
-    trusts_stored = False
 
-    def check(self, verdict: Verdict) -> None:
-        return None  # the document is written whole, at the end
-
-    def run(self, report: FormatRunReport) -> str:
-        return render(run_report.of(report))
+    def render(self, report: RunReport) -> str:
+        return render(report)

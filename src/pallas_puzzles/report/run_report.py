@@ -1,7 +1,7 @@
 """What a run over a course found, as the autograder formats (JUnit, results.json) read it.
 
-Each format is one module in `report/` with `render(report: RunReport) -> str`: a view of this
-data, which holds the course, every puzzle asked for and its verdict (or why it was not checked).
+Each format is one module in `report/` with an `AutograderFormat` subclass whose `render(report)`
+is a view of this data: the course, every puzzle asked for and its verdict (or why it was not checked).
 """
 
 from __future__ import annotations
@@ -49,6 +49,20 @@ def make(course: Course, puzzles: list[Puzzle], results: list[CheckResult], skip
     by_name = {r.name: r for r in results}
     outcomes = tuple(Outcome(p, by_name.get(p.name), skipped.get(p.name, "")) for p in puzzles)
     return RunReport(course, outcomes, backend, seconds, started)
+
+
+class AutograderFormat(formats.Format):
+    """A document for an autograder, written once the run is over from a RunReport. Always from fresh
+    checks: stored verdicts live in the learner's workspace, which the learner controls."""
+
+    document = True
+    trusts_stored = False
+
+    def run(self, report: formats.RunReport) -> str:
+        return self.render(of(report))
+
+    def render(self, report: RunReport) -> str:
+        raise NotImplementedError
 
 
 def of(run: formats.RunReport) -> RunReport:

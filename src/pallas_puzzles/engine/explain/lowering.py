@@ -10,10 +10,10 @@ lowers here can still, rarely, be rejected on a real TPU.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 
 from pallas_puzzles.backends import TPU
+from pallas_puzzles.engine.explain.meanings import first_meaning
 from pallas_puzzles.engine.explain.source import learner_frames
 from pallas_puzzles.engine.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
@@ -59,7 +59,7 @@ def target_tpu() -> Iterator[None]:
 
 def meaning(text: str) -> str:
     """The plain-language meaning of a Mosaic refusal, from its text ("" when none is known)."""
-    return next((m for pattern, m in TPU_MEANINGS if re.search(pattern, text)), "")
+    return first_meaning(TPU_MEANINGS, text)
 
 
 def whole_sentences(text: str, limit: int = 600) -> str:

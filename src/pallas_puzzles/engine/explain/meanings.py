@@ -44,8 +44,10 @@ PLAIN_MEANINGS: tuple[tuple[str, str], ...] = (
 )
 
 
+def first_meaning(table: tuple[tuple[str, str], ...], text: str, flags: int = 0) -> str:
+    """The meaning of the first pattern in `table` that `text` matches ("" when none does)."""
+    return next((meaning for pattern, meaning in table if re.search(pattern, text, flags)), "")
+
+
 def plain_meaning(text: str) -> str:
-    for pattern, meaning in PLAIN_MEANINGS:
-        if re.search(pattern, text, flags=re.IGNORECASE):
-            return meaning
-    return ""
+    return first_meaning(PLAIN_MEANINGS, text, re.IGNORECASE)

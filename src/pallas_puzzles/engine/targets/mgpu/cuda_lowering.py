@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pallas_puzzles.engine.explain.meanings import first_meaning
 from pallas_puzzles.engine.explain.source import learner_frames
 from pallas_puzzles.engine.targets.mgpu.record import CaseRecord, Launch
 from pallas_puzzles.findings import FindingKind
@@ -57,7 +58,7 @@ def lowering_finding(exc: BaseException, record: CaseRecord) -> Finding:
     text = str(exc)
     details = text.split("Error details:", 1)[-1]  # Mosaic's verifier puts the rule after a preamble
     first = next((line.strip() for line in details.splitlines() if line.strip()), type(exc).__name__)
-    meaning = next((m for pattern, m in GPU_MEANINGS if re.search(pattern, text)), "")
+    meaning = first_meaning(GPU_MEANINGS, text)
     where = learner_frames(exc, record.learner_file)
     launch = record.launches[-1] if record.launches else None
     message = f"Lowered for CUDA, Mosaic GPU refused this kernel: {first[:400]}"

@@ -60,9 +60,12 @@ def refilled(state: Any, key: Any, window: Any, reader_clock: Any, racing_copy: 
     """Whether a read (at `reader_clock`) came after the wait for an earlier TMA copy into the same window
     than `racing_copy`, the clock of the copy it races with. Then the copy refilled a buffer whose
     earlier chunk was still being read, in whichever order the threads happened to run the two."""
-    return any(entry[1] is not racing_copy and overlap(window, entry[2]) and entry[1].ordered(reader_clock)
-               and notes.get(id(entry[1]), (None,))[0] is not None and notes[id(entry[1])][0].op == "tma-load"
-               for entry in state.writes[key])
+    def is_copy(clock: Any) -> bool:
+        noted = notes.get(id(clock))
+        return noted is not None and noted[0].op == "tma-load"
+
+    return any(entry[1] is not racing_copy and is_copy(entry[1]) and overlap(window, entry[2])
+               and entry[1].ordered(reader_clock) for entry in state.writes[key])
 
 
 def _checked(original: Callable[..., Any], writes: bool, overlap: Callable[..., bool]) -> Callable[..., Any]:
@@ -84,8 +87,10 @@ def _checked(original: Callable[..., Any], writes: bool, overlap: Callable[..., 
                 notes = dict(_notes)
             other = noted[0] if noted is not None else Access(
                 op="access", writes=any(e is entry for e in self.writes[buffer_key]), memory=this.memory, line=None)
-            reader, copy = (clock, entry[1]) if not writes else (entry[1], clock) if not other.writes else (None, None)
-            refill = reader is not None and refilled(self, buffer_key, access.range, reader, copy, notes, overlap)
+            refill = False
+            if writes != other.writes:  # a read and a write: was the write a refill of what was read?
+                reader, copy = (entry[1], clock) if writes else (clock, entry[1])
+                refill = refilled(self, buffer_key, access.range, reader, copy, notes, overlap)
             raise RaceFound(Race(this, other, refill)) from exc
 
     return check
