@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import checked_by_dev_check
 from test_mistakes import COURSE
@@ -188,6 +189,42 @@ def test_small_grids_run_eagerly_and_large_ones_compile(course_check):
     assert [count > 0 for count in counts] == [False, False, True, False], counts
 
 
+def _lowered_by_a_new_block_shape(rows: int, columns: int, numpy_ops: bool) -> int:
+    """Programs lowered when a small kernel on (rows, columns) blocks, a shape nothing else uses, is
+    interpreted op by op on a 2-point grid."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    from pallas_puzzles.engine.intercept import eager
+
+    def kernel(x_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = jnp.where(x > 0, x * 2.0 + 1.0, -x) + jnp.max(x, axis=1, keepdims=True)
+
+    block = pl.BlockSpec((rows, columns), lambda i: (i, 0))
+    call = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((2 * rows, columns), jnp.float32),
+                          grid=(2,), in_specs=[block], out_specs=block, interpret=pltpu.InterpretParams())
+    x = jax.device_put(np.linspace(-1, 1, 2 * rows * columns, dtype=np.float32).reshape(2 * rows, columns))
+    with eager.eagerly(limit=8, numpy_ops=numpy_ops), Lowerings() as lowered:
+        out = eager.launcher(call)(x)
+    host = np.asarray(x)
+    row_max = host.reshape(2, rows, columns).max(2, keepdims=True).reshape(2 * rows, 1)
+    np.testing.assert_array_equal(np.asarray(out), np.where(host > 0, host * 2 + 1, -host) + row_max)
+    return lowered.count
+
+
+def test_with_numpy_ops_a_new_block_shape_costs_no_xla_program():
+    """Op by op, the interpreter's own scalar programs are warm after one call; what a new puzzle
+    brings is its block shapes. numpy computes their operations (those it gets to the bit: no float
+    sums or exp here): nothing is lowered for them."""
+    started(FastPath())
+    _lowered_by_a_new_block_shape(7, 11, numpy_ops=True)  # warms the interpreter's own programs
+    assert _lowered_by_a_new_block_shape(13, 17, numpy_ops=True) == 0
+    assert _lowered_by_a_new_block_shape(19, 23, numpy_ops=False) > 0
+
+
 def test_without_the_fast_path_every_case_compiles():
     counts = lowerings_per_case(started(OFF), "constant_add_blocked")
     assert all(count > 0 for count in counts), counts
@@ -235,6 +272,7 @@ def test_one_variable_turns_the_whole_fast_path_off(monkeypatch):
     monkeypatch.setenv(fast_path.VARIABLE, "1")
     assert targets.for_check("tpu-interpret", INTERPRET, Mode.RUN).fast == FastPath()
     assert FastPath().eager_grid_limit > 0 and FastPath().memory_ceiling_mib > 0 and FastPath().freeze_gc
+    assert FastPath().numpy_ops and not OFF.numpy_ops
 
 
 @pytest.mark.parametrize(("setting", "frozen"), [("1", True), ("0", False)])

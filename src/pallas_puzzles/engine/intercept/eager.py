@@ -16,9 +16,12 @@ Private entry points, read on jax 0.10.2 and 0.12.0.1:
 - the launcher's function: pl.pallas_call returns it wrapped in jax.jit; `launcher`
   takes its __wrapped__ so the bind happens eagerly (tracing the kernel is unchanged).
 - jax._src.callback.io_callback_p: its impl compiles a program around each callback;
-  during an eager interpretation ours calls jax._src.callback.io_callback_impl, the
-  function the compiled program calls back into (it logs a failure the way
-  session_scope collects it).
+  during an eager interpretation ours calls the callback itself with numpy arrays, as
+  the compiled program does (jax's io_callback_impl would first place every argument
+  on the device), and logs a failure as io_callback_impl does, under the logger
+  session_scope listens to.
+- each lax primitive's impl that engine/intercept/host_ops.py has a numpy rule for:
+  during an eager interpretation, with `numpy_ops`, the rule answers where it can.
 - jax._src.interpreters.mlir.make_ir_context: every lowering makes an MLIR context,
   and each cached program keeps its own alive. jax 0.12 reuses a thread's context 10
   times (its _create_ir_context makes one), jax 0.10 never does; `reuse_contexts`
@@ -33,7 +36,9 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-_state = threading.local()  # .limit: the largest grid run eagerly here; .interpreting: inside one
+# .limit: the largest grid run eagerly here; .numpy_ops: host_ops may answer; .interpreting: inside
+# an eager interpretation; .numpy_here: host_ops answer in the one running now
+_state = threading.local()
 _installed = False
 _context_reuse = 0  # times a thread's MLIR context is reused; 0: JAX's own behaviour
 _make_context: Callable[[], Any] | None = None  # JAX's function that makes a fresh context
@@ -44,15 +49,16 @@ def _limit() -> int:
 
 
 @contextlib.contextmanager
-def eagerly(limit: int) -> Iterator[None]:
+def eagerly(limit: int, numpy_ops: bool = True) -> Iterator[None]:
     """Within this block, on this thread, interpreted pallas_calls whose grid has at most `limit`
-    points run op by op; larger ones (and every call when `limit` is 0) are compiled."""
-    previous = _limit()
-    _state.limit = limit
+    points run op by op; larger ones (and every call when `limit` is 0) are compiled. With
+    `numpy_ops`, the operations host_ops knows are computed with numpy as they run."""
+    previous = _limit(), getattr(_state, "numpy_ops", False)
+    _state.limit, _state.numpy_ops = limit, numpy_ops
     try:
         yield
     finally:
-        _state.limit = previous
+        _state.limit, _state.numpy_ops = previous
 
 
 def launcher(call: Callable[..., Any]) -> Callable[..., Any]:
@@ -77,23 +83,56 @@ def _interpret_eagerly(original: Callable[..., Any]) -> Callable[..., Any]:
         if not isinstance(interpret, InterpretParams) or grid_points(params["grid_mapping"]) > _limit():
             return original(*args, interpret=interpret, **params)
         _state.interpreting = getattr(_state, "interpreting", 0) + 1
+        outer_numpy = getattr(_state, "numpy_here", False)
+        _state.numpy_here = getattr(_state, "numpy_ops", False) and _one_core(interpret, params.get("mesh"))
         try:
             with jax.disable_jit():
                 out = interpreter.interpret_pallas_call(*args, interpret_params=interpret, **params)
         finally:
             _state.interpreting -= 1
+            _state.numpy_here = outer_numpy
         # The interpreter hands back its callbacks' numpy results: make them arrays, as the bind promises.
         return [jax.device_put(value) for value in out]
 
     return impl
 
 
+def _one_core(interpret: Any, mesh: Any) -> bool:
+    """Does the interpreter run this call's grid on one core? On more it traces each core's loop
+    (thread_map), and that trace indexes values computed before it: numpy arrays cannot be indexed
+    by a traced index, so numpy stays out of such calls (a core_map's mesh sets the count itself)."""
+    return mesh is None and getattr(interpret, "num_cores_or_threads", 1) == 1
+
+
 def _call_back_directly(original: Callable[..., Any]) -> Callable[..., Any]:
+    import numpy as np
+    from jax import tree_util
     from jax._src import callback
 
     def impl(*args: Any, **params: Any) -> Any:
-        if getattr(_state, "interpreting", 0):
-            return callback.io_callback_impl(*args, **params)
+        if not getattr(_state, "interpreting", 0):
+            return original(*args, **params)
+        try:
+            return tree_util.tree_map(np.asarray, params["callback"](*map(np.asarray, args)))
+        except BaseException:
+            callback.logger.exception("jax.io_callback failed")
+            raise
+
+    return impl
+
+
+def _on_the_host(primitive: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
+    """The primitive's impl, answered by a host_ops rule inside an eager interpretation where it can."""
+    from pallas_puzzles.engine.intercept.host_ops import answer, numpy_may_take
+
+    original = primitive.impl
+    many = primitive.multiple_results
+
+    def impl(*args: Any, **params: Any) -> Any:
+        if getattr(_state, "numpy_here", False) and all(map(numpy_may_take, args)):
+            out = answer(rule, args, params, many)
+            if out is not None:
+                return out
         return original(*args, **params)
 
     return impl
@@ -126,8 +165,12 @@ def install() -> None:
     from jax._src.interpreters import mlir
     from jax._src.pallas import pallas_call
 
+    from pallas_puzzles.engine.intercept import host_ops
+
     pallas_call.pallas_call_p.def_impl(_interpret_eagerly(pallas_call.pallas_call_p.impl))
     callback.io_callback_p.def_impl(_call_back_directly(callback.io_callback_p.impl))
+    for primitive, rule in host_ops.rules_by_primitive():
+        primitive.def_impl(_on_the_host(primitive, rule))
     jax_make_context = mlir.make_ir_context
     _make_context = getattr(mlir, "_create_ir_context", jax_make_context)
 

@@ -6,6 +6,9 @@ away the rest. The fast path:
 - interprets a call whose grid has at most `eager_grid_limit` points op by op
   (engine/intercept/eager.py), whose small programs every later case reuses; a
   larger grid is compiled, as one program beats thousands of dispatches;
+- there, with `numpy_ops`, computes the common lax operations with numpy
+  (engine/intercept/host_ops.py): a new block shape then costs no XLA program at all,
+  and the interpreter's callbacks are called with numpy arrays, as compiled;
 - keeps JAX's caches between puzzles until the process's own memory passes
   `memory_ceiling_mib`, and then clears them and hands the freed heap back to the
   system (`trim_heap`: glibc keeps it otherwise, and the process stays as large);
@@ -50,6 +53,7 @@ class FastPath:
     eager_grid_limit: int = EAGER_GRID_LIMIT  # 0: every call is compiled
     memory_ceiling_mib: float = MEMORY_CEILING_MIB  # 0: caches cleared whenever the puzzle changes
     context_reuse: int = CONTEXT_REUSE  # 0: as the installed JAX does
+    numpy_ops: bool = True  # in an eager interpretation; False: every operation through XLA
     freeze_gc: bool = True
     trim_heap: bool = True  # after clearing the caches (0.1 s; rare with a ceiling, so worth it)
 
@@ -68,7 +72,8 @@ class FastPath:
         return used < self.memory_ceiling_mib
 
 
-OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, freeze_gc=False, trim_heap=False)
+OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, numpy_ops=False, freeze_gc=False,
+               trim_heap=False)
 
 
 def private_memory_mib() -> float | None:

@@ -58,7 +58,7 @@ class TpuInterpreter(Target):
         from pallas_puzzles.engine.intercept import eager
         from pallas_puzzles.engine.targets import pallas_case
 
-        with eager.eagerly(self.fast.eager_grid_limit):
+        with eager.eagerly(self.fast.eager_grid_limit, self.fast.numpy_ops):
             return pallas_case.run(case, entry, self.reset, self.cost_card)
 
     def after_cases(self, puzzle: Puzzle, entry: Callable[..., Any], learner_file: Path,
