@@ -71,6 +71,13 @@ def cache_dir() -> Path:
     return Path(base) / "pallas-puzzles" / "jax"
 
 
+def spec_outputs_dir() -> Path:
+    """The specs' stored answers (engine/spec_outputs.py), beside JAX's cache; safe to delete."""
+    if os.environ.get("PALLAS_PUZZLES_CACHE_DIR"):
+        return cache_dir() / "spec-outputs"
+    return cache_dir().parent / "spec-outputs"
+
+
 MIN_JAX = (0, 10, 2)
 NEWEST_TESTED_JAX = (0, 12)
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from pallas_puzzles.backends import Backend
-from pallas_puzzles.engine import specs
+from pallas_puzzles.engine import spec_outputs, specs
 from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CallLayout, CaseResult, Finding
 
@@ -19,11 +19,12 @@ _data: dict[tuple[Path, str, int, tuple[tuple[str, int], ...]], CaseData] = {}
 
 
 def case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> CaseData:
-    """Inputs, the spec's output and its FLOPs for a case; deterministic, so a process computes them once."""
+    """Inputs, the spec's output and its FLOPs for a case; deterministic, so a process computes them once
+    (and a machine, while nothing they depend on changes: engine/spec_outputs.py)."""
     key = (puzzle.folder, puzzle.name, index, tuple(sorted(sizes.items())))
     if key not in _data:
         inputs = specs.make_inputs(puzzle, sizes, index)
-        _data[key] = (inputs, *specs.expected_and_flops(puzzle, inputs))
+        _data[key] = (inputs, *spec_outputs.expected_and_flops(puzzle, inputs))
     return _data[key]
 
 
