@@ -25,6 +25,7 @@ I32 = np.array([[7, -7, 0, 2**31 - 1], [-(2**31), 5, -3, 9]], np.int32)
 J32 = np.array([[2, 2, -3, -1], [-1, -5, 3, 4]], np.int32)
 BOOL = np.array([[True, False, True, False], [False, False, True, True]])
 U8 = np.array([[0, 255, 7, 128]], np.uint8)
+SUB = np.array([[1e-39, -3e-40, 1.5, 0.0]], np.float32)  # two subnormals
 
 
 def _equation(function: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
@@ -41,7 +42,9 @@ def rule_and_lax(function: Callable[..., Any], *args: Any) -> tuple[Any, Any]:
     equation, operands = _equation(function, *args)
     primitive = equation.primitive
     rule = host_ops.rules().get(primitive.name)
-    ours = None if rule is None else host_ops.answer(rule, operands, equation.params, primitive.multiple_results)
+    computes = primitive.name not in host_ops.MOVES
+    ours = None if rule is None else host_ops.answer(rule, operands, equation.params, primitive.multiple_results,
+                                                     computes)
     theirs = primitive.bind(*map(jnp.asarray, operands), **equation.params)
     return ours, theirs
 
@@ -85,6 +88,9 @@ EXACT = [
      rng.integers(-128, 128, (3, 5)).astype(np.int8), rng.integers(-128, 128, (5, 4)).astype(np.int8)),
     ("clamp i32", lambda lo, x, hi: lax.clamp(lo, x, hi), np.int32(-3), I32, np.int32(6)),
     ("unstack", lambda x: lax.unstack(x, 1) if hasattr(lax, "unstack") else None, F32),
+    ("a select moves subnormals as they are", lambda p, a, b: lax.select_n(p, a, b), BOOL[:1], SUB, -SUB),
+    ("so do broadcasts", lambda x: lax.broadcast_in_dim(x, (2, 1, 4), (1, 2)), SUB),
+    ("and pads", lambda x: lax.pad(x, np.float32(-1e-39), ((1, 0, 0), (0, 1, 0))), SUB),
 ]
 
 @pytest.mark.parametrize("case", EXACT, ids=[c[0] for c in EXACT])
@@ -107,6 +113,7 @@ LEFT_TO_LAX = [
     ("float remainder", lax.rem, F32, G32),
     ("a subnormal product", lax.mul, np.array([1e-36], np.float32), np.array([0.007], np.float32)),
     ("a subnormal operand", lax.add, np.array([1e-39], np.float32), np.array([1.0], np.float32)),
+    ("a subnormal compared", lax.eq, SUB, np.zeros_like(SUB)), ("a subnormal's maximum", lax.max, SUB, -SUB),
     ("float sum", lambda x: lax.reduce_sum(x, (1,)), G32),
     ("float dot", lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))), G32, G32.T),
     ("integer division by zero", lax.div, I32, np.zeros_like(I32)),

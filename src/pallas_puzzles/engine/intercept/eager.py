@@ -20,8 +20,11 @@ Private entry points, read on jax 0.10.2 and 0.12.0.1:
   the compiled program does (jax's io_callback_impl would first place every argument
   on the device), and logs a failure as io_callback_impl does, under the logger
   session_scope listens to.
-- each lax primitive's impl that engine/intercept/host_ops.py has a numpy rule for:
-  during an eager interpretation, with `numpy_ops`, the rule answers where it can.
+- each lax primitive that engine/intercept/host_ops.py has a numpy rule for: its impl,
+  and its bind (an instance attribute shadowing Primitive.bind, so the rule answers
+  before JAX canonicalises the arguments and looks for the trace); during an eager
+  interpretation, with `numpy_ops`, the rule answers where it can, and everywhere else
+  both hand over to JAX's own at the cost of one attribute read.
 - jax._src.interpreters.mlir.make_ir_context: every lowering makes an MLIR context,
   and each cached program keeps its own alive. jax 0.12 reuses a thread's context 10
   times (its _create_ir_context makes one), jax 0.10 never does; `reuse_contexts`
@@ -122,20 +125,40 @@ def _call_back_directly(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _on_the_host(primitive: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
-    """The primitive's impl, answered by a host_ops rule inside an eager interpretation where it can."""
-    from pallas_puzzles.engine.intercept.host_ops import answer, numpy_may_take
+    """The primitive's impl, answered by a host_ops rule inside an eager interpretation where it can;
+    its bind, likewise, is given the rule's answer before JAX's bind runs."""
+    from pallas_puzzles.engine.intercept.host_ops import MOVES, answer, numpy_may_take
 
     original = primitive.impl
     many = primitive.multiple_results
+    computes = primitive.name not in MOVES
 
     def impl(*args: Any, **params: Any) -> Any:
         if getattr(_state, "numpy_here", False) and all(map(numpy_may_take, args)):
-            out = answer(rule, args, params, many)
+            out = answer(rule, args, params, many, computes)
             if out is not None:
                 return out
         return original(*args, **params)
 
+    bind = primitive.bind
+
+    def bind_on_the_host(*args: Any, **params: Any) -> Any:
+        # Before JAX's bind: it would canonicalise (64-bit values become 32-bit), find the trace and
+        # reach `impl` 7 us later. Only values already canonical are taken here.
+        if getattr(_state, "numpy_here", False) and all(map(_canonical_for_numpy, args)):
+            out = answer(rule, args, params, many, computes)
+            if out is not None:
+                return out
+        return bind(*args, **params)
+
+    primitive.bind = bind_on_the_host  # an instance attribute: found before Primitive.bind
     return impl
+
+
+def _canonical_for_numpy(value: Any) -> bool:
+    from pallas_puzzles.engine.intercept.host_ops import numpy_may_take
+
+    return numpy_may_take(value) and value.dtype.itemsize <= 4
 
 
 def _reused_context() -> Any:

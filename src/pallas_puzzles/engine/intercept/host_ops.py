@@ -6,7 +6,8 @@ from JAX's disk cache) the first time a puzzle's block shapes appear, then dispa
 For a check's small arrays numpy computes the same values without any of that. An
 operation is taken here only when numpy's answer is lax's to the bit; anything else
 goes on to JAX unchanged:
-- subnormal floats, in or out: XLA:CPU flushes them to zero as it computes;
+- subnormal floats, in or out of float arithmetic: XLA:CPU flushes them to zero as it
+  computes (it keeps their bits where it only moves them: MOVES);
 - float division: XLA:CPU's differs from IEEE's in the last place (a layer norm's
   ill-conditioned case showed it);
 - float sums and dot products: XLA orders their additions its own way, and the spec's
@@ -59,32 +60,36 @@ def _concrete_array() -> type:
 Rule = Callable[..., Any]
 
 
-def answer(rule: Rule, args: Sequence[Any], params: dict[str, Any], many: bool) -> Any:
-    """The rule's answer as numpy arrays (a list of them for a primitive of many results), or None."""
+def answer(rule: Rule, args: Sequence[Any], params: dict[str, Any], many: bool, computes: bool = True) -> Any:
+    """The rule's answer as numpy arrays (a list of them for a primitive of many results), or None.
+    `computes`: the operation does float arithmetic (not only moves values, which keeps their bits)."""
     arrays = [np.asarray(a) for a in args]
-    if any(map(_subnormal, arrays)):
+    if computes and any(map(_subnormal, arrays)):
         return None
     with np.errstate(all="ignore"):  # lax says nothing of overflow or division by zero: nor do we
         out = rule(*arrays, **params)
     if out is None:
         return None
     parts = [np.asarray(part) for part in out] if many else [np.asarray(out)]
-    if any(map(_subnormal, parts)):
+    if computes and any(map(_subnormal, parts)):
         return None
     return parts if many else parts[0]
 
 
-_SMALLEST_NORMAL = {np.dtype(t): np.finfo(t).tiny for t in (np.float32, np.float64)}
+# A float's magnitude bits (sign cleared), and the largest a subnormal has: its exponent bits are all 0.
+_MAGNITUDE = {np.dtype(np.float32): (np.uint32, 0x7FFFFFFF, 0x007FFFFF),
+              np.dtype(np.float64): (np.uint64, 0x7FFFFFFFFFFFFFFF, 0x000FFFFFFFFFFFFF)}
 
 
 def _subnormal(array: np.ndarray) -> bool:
-    """Holds a subnormal float? XLA:CPU flushes those to zero as it computes, numpy keeps them: where
-    one comes in or would come out, the operation is left to XLA."""
-    smallest = _SMALLEST_NORMAL.get(array.dtype)
-    if smallest is None or not array.size:
+    """Holds a subnormal float? XLA:CPU flushes those to zero as it computes (moving them, it keeps
+    them), numpy keeps them: where one comes in or would come out, the operation is left to XLA."""
+    layout = _MAGNITUDE.get(array.dtype)
+    if layout is None or not array.size:
         return False
-    magnitude = np.abs(array)
-    return bool(np.any((magnitude < smallest) & (magnitude > 0)))
+    unsigned, magnitude, largest = layout
+    bits = np.bitwise_and(array.view(unsigned), unsigned(magnitude))
+    return bool(np.any((bits != 0) & (bits <= unsigned(largest))))
 
 
 def _elementwise(function: Callable[..., Any]) -> Rule:
@@ -258,6 +263,11 @@ def rules() -> dict[str, Rule]:
         "clamp": _clamp,
         "unstack": _unstack,
     }
+
+
+# Rules that only move values (copies, selects, layouts): XLA keeps a subnormal's bits there too.
+MOVES = frozenset({"broadcast_in_dim", "concatenate", "select_n", "iota", "slice", "squeeze", "reshape",
+                   "transpose", "pad", "unstack"})
 
 
 def rules_by_primitive() -> list[tuple[Any, Rule]]:
