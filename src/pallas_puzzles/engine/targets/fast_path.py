@@ -32,9 +32,13 @@ from dataclasses import dataclass
 VARIABLE = "PALLAS_PUZZLES_FAST"
 
 # Measured per shape case, op by op (its small programs warm) against compiled (a new program, as
-# every edit of the learner's makes): over grids of 4 to 64 points of four puzzles' kernels, op by
-# op wins below 24-32 points on jax 0.10.2 and below 32-48 on jax 0.12.0.1, compiling beyond.
-EAGER_GRID_LIMIT = 24
+# every edit of the learner's makes). Through XLA alone, op by op won below 24-32 points on jax 0.10.2
+# and 32-48 on 0.12.0.1. With numpy computing the common operations (numpy_ops), on an elementwise
+# kernel and an accumulating one with (8, 128) blocks (jax 0.10.2; 0.12.0.1 alike): 16 points 0.03
+# against 0.11-0.12 s, 64 points 0.10-0.12 against 0.17-0.18 s, 128 points 0.20-0.24 against 0.28-0.29 s,
+# 256 points 0.40-0.49 against 0.50-0.52 s. 128 keeps a clear margin, and no program is compiled for
+# the course's reference solutions (the largest grid is 40 points).
+EAGER_GRID_LIMIT = 128
 # Anonymous memory (heap, JAX's caches) a checker may reach before it clears JAX's caches: about 70
 # MiB once JAX is imported, 120 after a dozen puzzles, 250 after the whole course if never cleared; a
 # clear brings 175 back to 115. The JAX libraries' own pages (120-130 MiB) come on top. The whole
