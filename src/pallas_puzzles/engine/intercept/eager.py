@@ -127,7 +127,7 @@ def _call_back_directly(original: Callable[..., Any]) -> Callable[..., Any]:
 def _on_the_host(primitive: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
     """The primitive's impl, answered by a host_ops rule inside an eager interpretation where it can;
     its bind, likewise, is given the rule's answer before JAX's bind runs."""
-    from pallas_puzzles.engine.intercept.host_ops import MOVES, answer, numpy_may_take
+    from pallas_puzzles.engine.intercept.host_ops import MOVES, answer, numpy_may_take, numpy_may_take_unbound
 
     original = primitive.impl
     many = primitive.multiple_results
@@ -145,7 +145,7 @@ def _on_the_host(primitive: Any, rule: Callable[..., Any]) -> Callable[..., Any]
     def bind_on_the_host(*args: Any, **params: Any) -> Any:
         # Before JAX's bind: it would canonicalise (64-bit values become 32-bit), find the trace and
         # reach `impl` 7 us later. Only values already canonical are taken here.
-        if getattr(_state, "numpy_here", False) and all(map(_canonical_for_numpy, args)):
+        if getattr(_state, "numpy_here", False) and all(map(numpy_may_take_unbound, args)):
             out = answer(rule, args, params, many, computes)
             if out is not None:
                 return out
@@ -153,12 +153,6 @@ def _on_the_host(primitive: Any, rule: Callable[..., Any]) -> Callable[..., Any]
 
     primitive.bind = bind_on_the_host  # an instance attribute: found before Primitive.bind
     return impl
-
-
-def _canonical_for_numpy(value: Any) -> bool:
-    from pallas_puzzles.engine.intercept.host_ops import numpy_may_take
-
-    return numpy_may_take(value) and value.dtype.itemsize <= 4
 
 
 def _reused_context() -> Any:

@@ -34,27 +34,36 @@ from typing import Any
 import numpy as np
 
 # dtypes numpy computes exactly as XLA's CPU backend does (no bfloat16, float16, float8: XLA widens those)
-_EXACT_KINDS = frozenset("biuf")
-_FLOATS_ALLOWED = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+_EXACT = frozenset(map(np.dtype, ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                  "float32", "float64")))
+_EXACT_32 = frozenset(d for d in _EXACT if d.itemsize <= 4)  # what JAX's bind keeps as it is (x64 off)
+_concrete: type | None = None  # jax._src.array.ArrayImpl, once JAX is imported
 
 
-def numpy_may_take(value: Any) -> bool:
+def numpy_may_take(value: Any, dtypes: frozenset[np.dtype] = _EXACT) -> bool:
     """A value numpy may take: a numpy array, or a jax array that is not weakly typed, of a plain dtype."""
-    dtype = getattr(value, "dtype", None)
-    if dtype is None or dtype.kind not in _EXACT_KINDS:
-        return False
-    if dtype.kind == "f" and dtype not in _FLOATS_ALLOWED:
+    if type(value) is np.ndarray:  # most values of an eager interpretation: the fast way
+        return value.dtype in dtypes
+    if getattr(value, "dtype", None) not in dtypes:
         return False
     if isinstance(value, (np.ndarray, np.generic)):
         return True
     return isinstance(value, _concrete_array()) and not value.weak_type
 
 
+def numpy_may_take_unbound(value: Any) -> bool:
+    """The same, for a value not yet canonicalised by JAX's bind (a 64-bit value would become 32-bit)."""
+    return numpy_may_take(value, _EXACT_32)
+
+
 def _concrete_array() -> type:
     """JAX's class of arrays with values (a tracer, a value still being traced, has none)."""
-    from jax._src.array import ArrayImpl
+    global _concrete
+    if _concrete is None:
+        from jax._src.array import ArrayImpl
 
-    return ArrayImpl
+        _concrete = ArrayImpl
+    return _concrete
 
 
 Rule = Callable[..., Any]
@@ -63,10 +72,14 @@ Rule = Callable[..., Any]
 def answer(rule: Rule, args: Sequence[Any], params: dict[str, Any], many: bool, computes: bool = True) -> Any:
     """The rule's answer as numpy arrays (a list of them for a primitive of many results), or None.
     `computes`: the operation does float arithmetic (not only moves values, which keeps their bits)."""
-    arrays = [np.asarray(a) for a in args]
-    if computes and any(map(_subnormal, arrays)):
+    arrays = [a if type(a) is np.ndarray else np.asarray(a) for a in args]
+    floats = [a for a in arrays if a.dtype.kind == "f"]
+    if computes and any(map(_subnormal, floats)):
         return None
-    with np.errstate(all="ignore"):  # lax says nothing of overflow or division by zero: nor do we
+    if floats:
+        with np.errstate(all="ignore"):  # lax says nothing of overflow or invalid values: nor does numpy here
+            out = rule(*arrays, **params)
+    else:  # integers wrap without a word in numpy too
         out = rule(*arrays, **params)
     if out is None:
         return None
@@ -86,7 +99,7 @@ def _subnormal(array: np.ndarray) -> bool:
     them), numpy keeps them: where one comes in or would come out, the operation is left to XLA."""
     layout = _MAGNITUDE.get(array.dtype)
     if layout is None or not array.size:
-        return False
+        return False  # not a float numpy computes here, or nothing in it
     unsigned, magnitude, largest = layout
     bits = np.bitwise_and(array.view(unsigned), unsigned(magnitude))
     return bool(np.any((bits != 0) & (bits <= unsigned(largest))))
@@ -125,7 +138,7 @@ def _shift(operand: np.ndarray, amount: np.ndarray, how: str) -> Any:
 
 def _convert(operand: np.ndarray, *, new_dtype: Any, weak_type: bool, **_: Any) -> Any:
     target = np.dtype(new_dtype)
-    if weak_type or target.kind not in _EXACT_KINDS or (target.kind == "f" and target not in _FLOATS_ALLOWED):
+    if weak_type or target not in _EXACT:
         return None
     if operand.dtype.kind == "f" and target.kind in "iu":
         info = np.iinfo(target)
