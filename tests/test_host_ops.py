@@ -152,6 +152,11 @@ def test_weakly_typed_and_narrow_floats_are_not_taken():
     assert not host_ops.numpy_may_take(jnp.ones(3, jnp.bfloat16))
     assert not host_ops.numpy_may_take(np.ones(3, np.float16))
     assert not host_ops.numpy_may_take(3)
+    from jax._src import literals  # JAX's host-side literal arrays: weakly typed ones stay with JAX
+
+    weak_literal = literals.TypedNdArray(np.asarray(1, np.int32), jax.core.ShapedArray((), np.int32, weak_type=True))
+    assert not host_ops.numpy_may_take(weak_literal)
+    assert host_ops.numpy_may_take(literals.TypedNdArray(np.asarray(1, np.int32)))
     assert host_ops.numpy_may_take(jnp.ones(3, jnp.float32)) and host_ops.numpy_may_take(np.int32(4))
 
 

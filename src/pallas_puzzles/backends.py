@@ -12,9 +12,9 @@ import os
 import re
 from dataclasses import dataclass
 from enum import Enum
-from importlib import metadata
 from pathlib import Path
 
+from pallas_puzzles import versions
 from pallas_puzzles.errors import UserError
 
 AUTO = "auto"
@@ -115,13 +115,6 @@ FAST_COMPILE_FLAGS: dict[tuple[int, int], tuple[str, ...]] = {
 }
 
 
-def _installed_jaxlib() -> str | None:
-    try:
-        return metadata.version("jaxlib")
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def fast_compile_flags(jaxlib_version: str | None) -> tuple[str, ...]:
     """The XLA flags tested with this jaxlib release; none for an untested one."""
     if jaxlib_version is None:
@@ -173,7 +166,7 @@ FAST_COMPILE_VARIABLE = "PALLAS_PUZZLES_FAST_COMPILE"  # "0" turns the flags off
 def use_checker_xla_flags() -> None:
     """Add the checker's XLA flags to this process's XLA_FLAGS, before jax is imported:
     strict precision always, the fast-compile set where it was tested and not turned off."""
-    jaxlib = _installed_jaxlib()
+    jaxlib = versions.installed("jaxlib")
     flags = strict_precision_flags(jaxlib)
     if os.environ.get(FAST_COMPILE_VARIABLE, "").strip() != "0":
         flags += fast_compile_flags(jaxlib)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from importlib import metadata
 
 # The oldest Python that pip resolves each jax minor release (and newer) on.
 _PYTHON_FOR_JAX: tuple[tuple[tuple[int, int], str], ...] = (((0, 11), "3.12"), ((0, 0), "3.11"))
@@ -32,6 +31,8 @@ def parse(version: str) -> tuple[int, ...]:
 @functools.cache
 def installed(distribution: str) -> str | None:
     """The installed version of a distribution (None: not installed), read once per process."""
+    from importlib import metadata  # 18 ms to import: only when a version is asked for
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:

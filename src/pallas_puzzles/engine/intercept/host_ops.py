@@ -46,8 +46,10 @@ def numpy_may_take(value: Any, dtypes: frozenset[np.dtype] = _EXACT) -> bool:
         return value.dtype in dtypes
     if getattr(value, "dtype", None) not in dtypes:
         return False
-    if isinstance(value, (np.ndarray, np.generic)):
+    if isinstance(value, np.generic):
         return True
+    if isinstance(value, np.ndarray):  # JAX's own host arrays (its literals) carry a type, maybe weak
+        return not getattr(getattr(value, "aval", None), "weak_type", False)
     return isinstance(value, _concrete_array()) and not value.weak_type
 
 
