@@ -25,6 +25,7 @@ Private entry points, read on jax 0.10.2 and 0.12.0.1:
   before JAX canonicalises the arguments and looks for the trace); during an eager
   interpretation, with `numpy_ops`, the rule answers where it can, and everywhere else
   both hand over to JAX's own at the cost of one attribute read.
+- jax._src.core.stage_p: its impl, while interpreting, for arrays (`_placed_directly`).
 - jax._src.interpreters.mlir.make_ir_context: every lowering makes an MLIR context,
   and each cached program keeps its own alive. jax 0.12 reuses a thread's context 10
   times (its _create_ir_context makes one), jax 0.10 never does; `reuse_contexts`
@@ -155,6 +156,26 @@ def _on_the_host(primitive: Any, rule: Callable[..., Any]) -> Callable[..., Any]
     return impl
 
 
+def _placed_directly(original: Callable[..., Any]) -> Callable[..., Any]:
+    """stage's impl. jnp functions lift the numpy arrays they are given into JAX arrays with it, and
+    JAX compiles an identity program per shape to do so: the interpreter pads every case's output
+    buffers with jnp.pad, a program per case. Inside an eager interpretation such an array is placed
+    with jax.device_put instead: the same array, no program. (Scalars keep JAX's way: their few
+    programs are compiled once, and run faster than device_put.)"""
+    import jax
+    import numpy as np
+
+    from pallas_puzzles.engine.intercept.host_ops import numpy_may_take
+
+    def impl(value: Any) -> Any:
+        if (getattr(_state, "interpreting", 0) and isinstance(value, np.ndarray) and value.ndim
+                and numpy_may_take(value)):
+            return jax.device_put(np.asarray(value))
+        return original(value)
+
+    return impl
+
+
 def _reused_context() -> Any:
     assert _make_context is not None
     held = getattr(_state, "context", None)
@@ -188,6 +209,9 @@ def install() -> None:
     callback.io_callback_p.def_impl(_call_back_directly(callback.io_callback_p.impl))
     for primitive, rule in host_ops.rules_by_primitive():
         primitive.def_impl(_on_the_host(primitive, rule))
+    from jax._src import core
+
+    core.stage_p.def_impl(_placed_directly(core.stage_p.impl))
     jax_make_context = mlir.make_ir_context
     _make_context = getattr(mlir, "_create_ir_context", jax_make_context)
 
