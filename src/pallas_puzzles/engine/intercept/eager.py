@@ -130,30 +130,24 @@ def _on_the_host(primitive: Any, rule: Callable[..., Any]) -> Callable[..., Any]
     its bind, likewise, is given the rule's answer before JAX's bind runs."""
     from pallas_puzzles.engine.intercept.host_ops import MOVES, answer, numpy_may_take, numpy_may_take_unbound
 
-    original = primitive.impl
     many = primitive.multiple_results
     computes = primitive.name not in MOVES
 
-    def impl(*args: Any, **params: Any) -> Any:
-        if getattr(_state, "numpy_here", False) and all(map(numpy_may_take, args)):
-            out = answer(rule, args, params, many, computes)
-            if out is not None:
-                return out
-        return original(*args, **params)
+    def answered_first(jax_way: Callable[..., Any], may_take: Callable[[Any], bool]) -> Callable[..., Any]:
+        def hosted(*args: Any, **params: Any) -> Any:
+            if getattr(_state, "numpy_here", False) and all(map(may_take, args)):
+                out = answer(rule, args, params, many, computes)
+                if out is not None:
+                    return out
+            return jax_way(*args, **params)
 
-    bind = primitive.bind
+        return hosted
 
-    def bind_on_the_host(*args: Any, **params: Any) -> Any:
-        # Before JAX's bind: it would canonicalise (64-bit values become 32-bit), find the trace and
-        # reach `impl` 7 us later. Only values already canonical are taken here.
-        if getattr(_state, "numpy_here", False) and all(map(numpy_may_take_unbound, args)):
-            out = answer(rule, args, params, many, computes)
-            if out is not None:
-                return out
-        return bind(*args, **params)
-
-    primitive.bind = bind_on_the_host  # an instance attribute: found before Primitive.bind
-    return impl
+    # The bind first: JAX's would canonicalise (64-bit values become 32-bit), find the trace and reach
+    # the impl 7 us later; it takes only values already canonical. An instance attribute: found before
+    # Primitive.bind.
+    primitive.bind = answered_first(primitive.bind, numpy_may_take_unbound)
+    return answered_first(primitive.impl, numpy_may_take)
 
 
 def _placed_directly(original: Callable[..., Any]) -> Callable[..., Any]:
