@@ -40,6 +40,27 @@ MOMENTARY = {FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH, Finding
 ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
 
 
+def environment_settings() -> str:
+    """The JAX/XLA settings (and the speed-up switches) in this process's environment, as one string."""
+    return repr(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES)))
+
+
+def store_atomically(path: Path, data: bytes, keep: int) -> None:
+    """Write a cache entry whole or not at all (a reader never sees half a file), then keep only the
+    `keep` newest entries of its folder (those not starting with "."). A cache that cannot be written
+    only makes the next run slower."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        os.replace(partial, path)
+        entries = [p for p in path.parent.iterdir() if not p.name.startswith(".")]
+        if len(entries) > keep:
+            entries.sort(key=lambda p: p.stat().st_mtime)
+            for old in entries[: len(entries) - keep]:
+                old.unlink(missing_ok=True)
+
+
 @functools.cache
 def code_fingerprint(course_folder: Path) -> str:
     """A digest of the checker (every source and data file of this package) and of the course's
@@ -106,9 +127,8 @@ class ResultCache:
     @functools.cached_property
     def _context_digest(self) -> str:
         """What every key of this cache shares: code, versions, backend, mode, options, environment."""
-        environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES))
         parts = [sys.version, _version("jax"), _version("jaxlib"), str(self.backend),
-                 self.mode.value, str(self.fail_fast), repr(environment)]
+                 self.mode.value, str(self.fail_fast), environment_settings()]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     @property
@@ -153,17 +173,4 @@ class ResultCache:
         """
         if key is None or not cacheable(result) or self.key(puzzle, file) != key:
             return
-        with contextlib.suppress(OSError):
-            self.folder.mkdir(parents=True, exist_ok=True)
-            partial = self.folder / f".{key}.{os.getpid()}.tmp"
-            partial.write_bytes(pickle.dumps(result))
-            os.replace(partial, self.folder / key)
-            self._prune()
-
-    def _prune(self) -> None:
-        entries = [p for p in self.folder.iterdir() if not p.name.startswith(".")]
-        if len(entries) <= MAX_ENTRIES:
-            return
-        entries.sort(key=lambda p: p.stat().st_mtime)
-        for old in entries[: len(entries) - MAX_ENTRIES]:
-            old.unlink(missing_ok=True)
+        store_atomically(self.folder / key, pickle.dumps(result), MAX_ENTRIES)

@@ -14,11 +14,9 @@ unread and unwritten (every answer computed afresh).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import io
-import os
 import sys
 from pathlib import Path
 
@@ -26,7 +24,7 @@ import numpy as np
 
 from pallas_puzzles import backends, cache, versions
 from pallas_puzzles.engine import specs
-from pallas_puzzles.engine.targets.fast_path import FastPath
+from pallas_puzzles.engine.targets import fast_path
 from pallas_puzzles.metadata import Puzzle
 
 MAX_ENTRIES = 2000  # a few courses' worth of cases; the oldest go first
@@ -34,7 +32,7 @@ MAX_ENTRIES = 2000  # a few courses' worth of cases; the oldest go first
 
 def expected_and_flops(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, float]:
     """The spec's output and FLOP count for these inputs: stored if this machine computed them before."""
-    if FastPath.from_environment().eager_grid_limit == 0:  # the fast path is off: nothing kept
+    if fast_path.switched_off():  # nothing kept: every answer computed afresh
         return specs.expected_and_flops(puzzle, inputs)
     path = backends.spec_outputs_dir() / f"{_key(puzzle, inputs)}.npz"
     stored = _read(path)
@@ -48,9 +46,8 @@ def expected_and_flops(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> tuple[
 @functools.cache
 def _context() -> bytes:
     """What every key shares: the versions and the JAX/XLA settings of this process."""
-    environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(cache.ENVIRONMENT_PREFIXES))
     parts = [sys.version, *(versions.installed(name) or "-" for name in ("jax", "jaxlib", "numpy")),
-             repr(environment)]
+             cache.environment_settings()]
     return "\0".join(parts).encode()
 
 
@@ -81,24 +78,10 @@ def _write(path: Path, expected: np.ndarray, flops: float) -> None:
     np.savez(buffer, bits=contiguous.reshape(-1).view(np.uint8),
              dtype=np.array(contiguous.dtype.name), shape=np.array(contiguous.shape, dtype=np.int64),
              flops=np.array(flops))
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(buffer.getvalue())
-        os.replace(partial, path)
-        _prune(path.parent)
+    cache.store_atomically(path, buffer.getvalue(), MAX_ENTRIES)
 
 
 def _dtype(name: str) -> np.dtype:
     import jax.numpy as jnp  # knows bfloat16 and the other names numpy does not
 
     return np.dtype(jnp.dtype(name))
-
-
-def _prune(folder: Path) -> None:
-    entries = [p for p in folder.iterdir() if p.suffix == ".npz"]
-    if len(entries) <= MAX_ENTRIES:
-        return
-    entries.sort(key=lambda p: p.stat().st_mtime)
-    for old in entries[: len(entries) - MAX_ENTRIES]:
-        old.unlink(missing_ok=True)

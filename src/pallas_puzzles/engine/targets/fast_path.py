@@ -63,7 +63,7 @@ class FastPath:
 
     @classmethod
     def from_environment(cls) -> FastPath:
-        return OFF if os.environ.get(VARIABLE, "").strip() == "0" else cls()
+        return OFF if switched_off() else cls()
 
     def keeps_caches(self, puzzles_kept: int) -> bool:
         """May the caches stay for the next puzzle, `puzzles_kept` puzzles after they were last cleared?
@@ -78,6 +78,11 @@ class FastPath:
 
 OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, numpy_ops=False, freeze_gc=False,
                trim_heap=False)
+
+
+def switched_off() -> bool:
+    """Has PALLAS_PUZZLES_FAST=0 turned the fast path (and the stored spec answers) off?"""
+    return os.environ.get(VARIABLE, "").strip() == "0"
 
 
 def private_memory_mib() -> float | None:
