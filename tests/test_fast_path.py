@@ -275,11 +275,14 @@ def test_one_variable_turns_the_whole_fast_path_off(monkeypatch):
     assert FastPath().numpy_ops and not OFF.numpy_ops
 
 
-@pytest.mark.parametrize(("setting", "frozen"), [("1", True), ("0", False)])
-def test_start_up_is_frozen_out_of_the_collectors_sight_unless_turned_off(setting: str, frozen: bool):
-    probe = ("import gc, jax\nfrom pallas_puzzles.engine.targets.fast_path import freeze_start_up\n"
-             "freeze_start_up()\nprint(gc.get_freeze_count())")
+@pytest.mark.parametrize(("setting", "fast"), [("1", True), ("0", False)])
+def test_start_up_is_frozen_out_of_the_collectors_sight_unless_turned_off(setting: str, fast: bool):
+    probe = ("import gc\nfrom pallas_puzzles.engine.targets.fast_path import start_up_out_of_collectors_sight\n"
+             "with start_up_out_of_collectors_sight():\n    import jax\n    during = gc.isenabled()\n"
+             "print(during, gc.isenabled(), gc.get_freeze_count())")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
                           env={**os.environ, fast_path.VARIABLE: setting})
     assert done.returncode == 0, done.stderr
-    assert (int(done.stdout) > 10_000) is frozen, done.stdout
+    collecting_during, collecting_after, frozen = done.stdout.split()
+    assert collecting_during == str(not fast) and collecting_after == "True", done.stdout
+    assert (int(frozen) > 10_000) is fast, done.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.engine.targets import process
-from pallas_puzzles.engine.targets.fast_path import freeze_start_up
+from pallas_puzzles.engine.targets.fast_path import start_up_out_of_collectors_sight
 from pallas_puzzles.engine.targets.process import Started
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
@@ -36,13 +36,13 @@ def _start(target: str, requested: str, mode: Mode) -> tuple[Ready | StartFailed
 
 
 def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
-    reply, started = _start(target, requested, mode)
+    with start_up_out_of_collectors_sight():
+        reply, started = _start(target, requested, mode)
+        if started is not None:
+            from pallas_puzzles.engine.checker import check_puzzle
     channel.send(reply)
     if started is None:
         return
-    from pallas_puzzles.engine.checker import check_puzzle
-
-    freeze_start_up()
 
     previous: str | None = None  # the puzzle checked last
     while True:
