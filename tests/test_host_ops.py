@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from pallas_puzzles.engine.intercept import host_ops
+from pallas_puzzles.engine.intercept import host_ops, weak_values
 
 rng = np.random.default_rng(7)
 F32 = np.array([[1.5, -2.25, 0.0, -0.0], [np.nan, np.inf, -np.inf, 3e38]], np.float32)
@@ -145,19 +145,78 @@ def test_what_numpy_cannot_give_to_the_bit_is_left_to_lax(case):
     assert ours is None
 
 
-def test_weakly_typed_and_narrow_floats_are_not_taken():
+def _literal(value: Any, dtype: Any, weak: bool) -> Any:
+    from jax._src import literals  # JAX's host-side literals, weakly typed or not
+
+    return literals.TypedNdArray(np.asarray(value, dtype), jax.core.ShapedArray(np.shape(value), np.dtype(dtype),
+                                                                                weak_type=weak))
+
+
+def test_weakly_typed_values_are_taken_only_where_asked_and_narrow_floats_never():
+    from jax._src import literals
+
     weak = jnp.asarray(3) + 1  # a Python int's weak type survives
     assert getattr(weak, "weak_type", False)
-    assert not host_ops.numpy_may_take(weak)
-    assert not host_ops.numpy_may_take(jnp.ones(3, jnp.bfloat16))
-    assert not host_ops.numpy_may_take(np.ones(3, np.float16))
-    assert not host_ops.numpy_may_take(3)
-    from jax._src import literals  # JAX's host-side literal arrays: weakly typed ones stay with JAX
-
-    weak_literal = literals.TypedNdArray(np.asarray(1, np.int32), jax.core.ShapedArray((), np.int32, weak_type=True))
-    assert not host_ops.numpy_may_take(weak_literal)
-    assert host_ops.numpy_may_take(literals.TypedNdArray(np.asarray(1, np.int32)))
+    weak_values = [weak, _literal(1, np.int32, True), literals.TypedInt(5, np.dtype(np.int32)),
+                   literals.TypedFloat(0.5, np.dtype(np.float32))]
+    for value in weak_values:
+        assert not host_ops.numpy_may_take(value) and not host_ops.numpy_may_take_unbound(value)
+        assert host_ops.numpy_may_take(value, weak=True) and host_ops.numpy_may_take_unbound(value, weak=True)
+    for value in (jnp.ones(3, jnp.bfloat16), np.ones(3, np.float16), 3, 2.5, literals.TypedInt(5, np.dtype("int64"))):
+        assert not host_ops.numpy_may_take_unbound(value, weak=True), value
+    assert host_ops.numpy_may_take(_literal(1, np.int32, False)) and host_ops.numpy_may_take(True)
     assert host_ops.numpy_may_take(jnp.ones(3, jnp.float32)) and host_ops.numpy_may_take(np.int32(4))
+
+
+def _jax_weak_type(primitive: Any, avals: list[Any], params: dict[str, Any]) -> bool:
+    out = primitive.abstract_eval(*avals, **params)
+    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], (set, frozenset)):
+        out = out[0]  # (avals, effects) on the versions that return effects
+    return out.weak_type
+
+
+@pytest.mark.parametrize("name", sorted(weak_values.WEAK_RULES))
+def test_each_weak_rule_types_results_as_jax_does(name):
+    """For every mix of weak and strong operands: the weak type weak_values gives a result is JAX's."""
+    import itertools
+
+    primitive = dict((p.name, p) for p, _ in host_ops.rules_by_primitive())[name]
+    unary = name in ("not", "neg", "sign", "abs", "convert_element_type")
+    params_options: list[dict[str, Any]] = [{}]
+    if name == "convert_element_type":
+        params_options = [dict(new_dtype=np.dtype(np.float32), weak_type=w, sharding=None) for w in (False, True)]
+    arity = 1 if unary else 2
+    for params in params_options:
+        for weak_flags in itertools.product((False, True), repeat=arity):
+            operands = [_literal(1, np.int32, w) for w in weak_flags]
+            if name == "select_n":
+                operands = [_literal(True, np.bool_, False), *operands]
+            avals = [o.aval for o in operands]
+            assert weak_values.WEAK_RULES[name](operands, params) == _jax_weak_type(primitive, avals, params), \
+                (name, weak_flags, params)
+
+
+def test_weak_operands_give_weak_results_in_an_eager_interpretation():
+    """Index arithmetic on Python literals stays on the host, typed as JAX types it."""
+    from jax._src import literals
+
+    from pallas_puzzles.engine.intercept import eager
+
+    eager.install()
+    five, two = literals.TypedInt(5, np.dtype(np.int32)), _literal(2, np.int32, True)
+    eager._state.numpy_here = True
+    try:
+        both_weak = lax.mul_p.bind(five, two)
+        one_strong = lax.add_p.bind(np.int32(1), two)
+        converted = lax.convert_element_type_p.bind(five, new_dtype=np.dtype(np.float32), weak_type=True,
+                                                    sharding=None)
+    finally:
+        eager._state.numpy_here = False
+    assert isinstance(both_weak, np.ndarray) and weak_values.is_weak(both_weak) and int(both_weak) == 10
+    assert type(one_strong) is np.ndarray and one_strong.dtype == np.int32 and int(one_strong) == 3
+    assert weak_values.is_weak(converted) and converted.dtype == np.float32 and float(converted) == 5.0
+    int8 = jnp.ones(2, jnp.int8)  # a weak int takes the other operand's dtype, a strong int32 does not
+    assert jnp.add(both_weak, int8).dtype == jnp.int8 and jnp.add(one_strong, int8).dtype == jnp.int32
 
 
 def test_every_rule_names_a_primitive_of_the_installed_jax():
@@ -203,7 +262,7 @@ def shadowed_checks() -> Any:
         def bind(*args: Any, **params: Any) -> Any:
             out = ours(*args, **params)
             parts = out if primitive.multiple_results else [out]
-            if not getattr(eager._state, "numpy_here", False) or not all(type(p) is np.ndarray for p in parts):
+            if not getattr(eager._state, "numpy_here", False) or not all(isinstance(p, np.ndarray) for p in parts):
                 return out
             eager._state.numpy_here = False  # JAX's own answer, through XLA
             try:
@@ -212,6 +271,8 @@ def shadowed_checks() -> Any:
                 eager._state.numpy_here = True
             compared[0] += 1
             for mine, theirs in zip(parts, truth if primitive.multiple_results else [truth], strict=True):
+                if weak_values.is_weak(mine) != weak_values.is_weak(theirs):
+                    differ.append((primitive.name, "weak type", mine, theirs))
                 theirs = np.asarray(theirs)
                 if mine.dtype != theirs.dtype or mine.shape != theirs.shape or mine.tobytes() != theirs.tobytes():
                     if not (mine.dtype.kind == "f" and np.array_equal(mine, theirs, equal_nan=True)):  # NaN payloads

@@ -127,18 +127,26 @@ def _call_back_directly(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _on_the_host(primitive: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
     """The primitive's impl, answered by a host_ops rule inside an eager interpretation where it can;
-    its bind, likewise, is given the rule's answer before JAX's bind runs."""
+    its bind, likewise, is given the rule's answer before JAX's bind runs. Where weak_values knows how
+    the result's weak type follows, weakly typed operands are taken too and a weak result is typed."""
+    import functools
+
     from pallas_puzzles.engine.intercept.host_ops import MOVES, answer, numpy_may_take, numpy_may_take_unbound
+    from pallas_puzzles.engine.intercept.weak_values import WEAK_RULES, typed
 
     many = primitive.multiple_results
     computes = primitive.name not in MOVES
+    weak_rule = WEAK_RULES.get(primitive.name)
 
     def answered_first(jax_way: Callable[..., Any], may_take: Callable[[Any], bool]) -> Callable[..., Any]:
+        if weak_rule is not None:
+            may_take = functools.partial(may_take, weak=True)
+
         def hosted(*args: Any, **params: Any) -> Any:
             if getattr(_state, "numpy_here", False) and all(map(may_take, args)):
                 out = answer(rule, args, params, many, computes)
                 if out is not None:
-                    return out
+                    return out if weak_rule is None else typed(out, weak_rule(args, params))
             return jax_way(*args, **params)
 
         return hosted

@@ -6,14 +6,12 @@ from JAX's disk cache) the first time a puzzle's block shapes appear, then dispa
 For a check's small arrays numpy computes the same values without any of that. An
 operation is taken here only when numpy's answer is lax's to the bit; anything else
 goes on to JAX unchanged:
-- subnormal floats, in or out of float arithmetic: XLA:CPU flushes them to zero as it
-  computes (it keeps their bits where it only moves them: MOVES);
-- float division: XLA:CPU's differs from IEEE's in the last place (a layer norm's
-  ill-conditioned case showed it);
+- subnormal floats in float arithmetic: XLA:CPU flushes them to zero (not in MOVES);
+- float division: XLA:CPU's differs from IEEE's in the last place (a layer norm showed it);
 - float sums and dot products: XLA orders their additions its own way, and the spec's
   program is XLA's (a kernel summing in numpy's order missed that layer norm's tolerance);
 - exp and the other approximated functions; dtypes numpy lacks (bfloat16 and friends);
-- weakly typed values (their promotion is JAX's business);
+- weakly typed values, but in the operations weak_values.py can type the result of;
 - integer division or remainder by zero, shifts past the width, float to integer
   conversions of values out of range, and every operation not in the table.
 
@@ -40,22 +38,25 @@ _EXACT_32 = frozenset(d for d in _EXACT if d.itemsize <= 4)  # what JAX's bind k
 _concrete: type | None = None  # jax._src.array.ArrayImpl, once JAX is imported
 
 
-def numpy_may_take(value: Any, dtypes: frozenset[np.dtype] = _EXACT) -> bool:
-    """A value numpy may take: a numpy array, or a jax array that is not weakly typed, of a plain dtype."""
+def numpy_may_take(value: Any, dtypes: frozenset[np.dtype] = _EXACT, weak: bool = False) -> bool:
+    """A value numpy may take: a numpy array, or a jax array or JAX host literal, of a plain dtype;
+    weakly typed only with `weak` (for the operations weak_values knows how to type)."""
     if type(value) is np.ndarray:  # most values of an eager interpretation: the fast way
         return value.dtype in dtypes
+    if type(value) is bool:  # a Python bool: JAX makes it a bool array, never weak
+        return True
     if getattr(value, "dtype", None) not in dtypes:
         return False
     if isinstance(value, np.generic):
         return True
-    if isinstance(value, np.ndarray):  # JAX's own host arrays (its literals) carry a type, maybe weak
-        return not getattr(getattr(value, "aval", None), "weak_type", False)
-    return isinstance(value, _concrete_array()) and not value.weak_type
+    if getattr(getattr(value, "aval", None), "weak_type", False):  # JAX's literals, and arrays made from them
+        return weak and (isinstance(value, (np.ndarray, int, float)) or isinstance(value, _concrete_array()))
+    return isinstance(value, (np.ndarray, _concrete_array()))  # a host literal (TypedNdArray) or a value
 
 
-def numpy_may_take_unbound(value: Any) -> bool:
+def numpy_may_take_unbound(value: Any, weak: bool = False) -> bool:
     """The same, for a value not yet canonicalised by JAX's bind (a 64-bit value would become 32-bit)."""
-    return numpy_may_take(value, _EXACT_32)
+    return numpy_may_take(value, _EXACT_32, weak)
 
 
 def _concrete_array() -> type:
@@ -74,7 +75,7 @@ Rule = Callable[..., Any]
 def answer(rule: Rule, args: Sequence[Any], params: dict[str, Any], many: bool, computes: bool = True) -> Any:
     """The rule's answer as numpy arrays (a list of them for a primitive of many results), or None.
     `computes`: the operation does float arithmetic (not only moves values, which keeps their bits)."""
-    arrays = [a if type(a) is np.ndarray else np.asarray(a) for a in args]
+    arrays = [a if type(a) is np.ndarray else np.asarray(a, dtype=getattr(a, "dtype", None)) for a in args]
     floats = [a for a in arrays if a.dtype.kind == "f"]
     if computes and any(map(_subnormal, floats)):
         return None
@@ -140,8 +141,8 @@ def _shift(operand: np.ndarray, amount: np.ndarray, how: str) -> Any:
 
 def _convert(operand: np.ndarray, *, new_dtype: Any, weak_type: bool, **_: Any) -> Any:
     target = np.dtype(new_dtype)
-    if weak_type or target not in _EXACT:
-        return None
+    if target not in _EXACT:
+        return None  # (a weak result is typed by weak_values)
     if operand.dtype.kind == "f" and target.kind in "iu":
         info = np.iinfo(target)
         if not np.all(np.isfinite(operand)) or np.any(operand <= info.min - 1) or np.any(operand >= info.max + 1):

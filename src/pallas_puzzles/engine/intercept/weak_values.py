@@ -1,0 +1,73 @@
+"""Weakly typed values in host_ops' numpy answers: the interpreter's index arithmetic on Python literals.
+
+JAX gives a Python literal (the `8` of `i * 8`) a weak type: the literal takes the other
+operand's dtype, and a result is weak only when every operand was. A numpy array has no
+such flag, so host_ops alone left every operation touching a weak value to XLA: about
+3,500 scalar dispatches (a quarter of them compiled programs) over puzzles 1-12. Here,
+for the operations whose weak type follows a simple rule, a weak operand is taken by its
+value and dtype, and a weak result is handed back as JAX's own host literal
+(jax._src.literals.TypedNdArray with a weak type), which JAX and host_ops take as it
+takes the literals it makes itself. Every other operation still refuses a weak operand.
+
+Private entry points, read on jax 0.10.2 and 0.12.0.1: jax._src.literals (TypedInt,
+TypedFloat, TypedNdArray: the host literals and their `aval`), jax._src.core.ShapedArray,
+and the weak-type rules of jax._src.lax: `_standard_weak_type_rule` (weak when every
+operand is; the n-ary elementwise operations), `_select_weak_type_rule` (every case
+operand) and `_convert_element_type_weak_type_rule` (its `weak_type` parameter).
+tests/test_host_ops.py checks each rule below against JAX's abstract evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+WeakRule = Callable[[Sequence[Any], dict[str, Any]], bool]
+
+
+def is_weak(value: Any) -> bool:
+    return bool(getattr(getattr(value, "aval", None), "weak_type", False))
+
+
+def _every_operand(args: Sequence[Any], params: dict[str, Any]) -> bool:
+    return all(map(is_weak, args))
+
+
+def _every_case(args: Sequence[Any], params: dict[str, Any]) -> bool:
+    return all(map(is_weak, args[1:]))  # the predicate does not count
+
+
+def _as_asked(args: Sequence[Any], params: dict[str, Any]) -> bool:
+    return bool(params["weak_type"])
+
+
+# The elementwise operations whose result is weak exactly when every operand is (JAX's standard rule).
+_STANDARD = ("add", "sub", "mul", "max", "min", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "not",
+             "neg", "div", "rem", "sign", "abs", "shift_left", "shift_right_logical", "shift_right_arithmetic")
+
+# Primitive name -> whether its result is weak, from its operands and parameters.
+WEAK_RULES: dict[str, WeakRule] = {
+    **dict.fromkeys(_STANDARD, _every_operand),
+    "select_n": _every_case,
+    "convert_element_type": _as_asked,
+}
+
+
+def as_array(value: Any) -> np.ndarray:
+    """A value's numbers as a plain numpy array of its JAX dtype (a TypedInt is a Python int: without
+    its dtype numpy would make it an int64)."""
+    if type(value) is np.ndarray:
+        return value
+    dtype = getattr(value, "dtype", None)
+    return np.asarray(value, dtype=dtype)
+
+
+def typed(out: np.ndarray, weak: bool) -> Any:
+    """The answer as JAX would type it: a weak result becomes JAX's weakly typed host literal."""
+    if not weak:
+        return out
+    from jax._src import core, literals
+
+    return literals.TypedNdArray(out, aval=core.ShapedArray(out.shape, out.dtype, weak_type=True))
