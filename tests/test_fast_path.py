@@ -225,6 +225,35 @@ def test_with_numpy_ops_a_new_block_shape_costs_no_xla_program():
     assert _lowered_by_a_new_block_shape(19, 23, numpy_ops=False) > 0
 
 
+def test_while_interpreting_a_scalar_is_staged_once_per_value_and_type():
+    """The interpreter lifts its loop counters and flags into JAX arrays over and over: one array per
+    scalar value, dtype and weak type stands for all (JAX arrays never change); outside an eager
+    interpretation staging is JAX's own."""
+    from jax._src import core, literals
+
+    from pallas_puzzles.engine.intercept import eager
+
+    started(FastPath())
+
+    def scalar(value: Any, dtype: Any, weak: bool = False) -> Any:
+        return literals.TypedNdArray(np.asarray(value, dtype), core.ShapedArray((), np.dtype(dtype), weak_type=weak))
+
+    stage = core.stage_p.impl
+    eager._state.interpreting = 1
+    try:
+        three = stage(scalar(3, np.int32))
+        assert stage(scalar(3, np.int32)) is three and int(three) == 3 and not three.weak_type
+        others = [stage(scalar(3, np.int32, weak=True)), stage(scalar(3, np.int16)), stage(scalar(4, np.int32)),
+                  stage(scalar(0.0, np.float32)), stage(scalar(-0.0, np.float32))]
+        assert len({id(three), *map(id, others)}) == 6
+        assert others[0].weak_type and others[1].dtype == np.int16 and int(others[2]) == 4
+        assert np.signbit(np.asarray(others[4])) and not np.signbit(np.asarray(others[3]))
+        assert stage(True) is stage(True) and bool(stage(True)) and not bool(stage(False))
+    finally:
+        eager._state.interpreting = 0
+    assert stage(scalar(3, np.int32)) is not stage(scalar(3, np.int32))
+
+
 def test_without_the_fast_path_every_case_compiles():
     counts = lowerings_per_case(started(OFF), "constant_add_blocked")
     assert all(count > 0 for count in counts), counts
