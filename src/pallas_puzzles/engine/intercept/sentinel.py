@@ -31,29 +31,46 @@ def fill_for(dtype: Any, override: float | None) -> Any:
 
 def _first_visit_flags(grid: tuple[int, ...], maps: list[Callable[..., Any] | None],
                        prefetch_refs: Sequence[Any]) -> list[Any]:
-    """Per output: whether this grid point is the first of a run of visits to its block."""
+    """Per output: whether this grid point is the first of a run of visits to its block.
+
+    Written in lax, not jnp: traced once per case, each jnp operator is a jitted function traced
+    again inside (7 % of a small check on jax 0.12), and its floor division takes five operations
+    where the grid's indices, never negative, need one."""
     import jax.numpy as jnp
+    from jax import lax
     from jax.experimental import pallas as pl
 
     if not grid:
         return [True for _ in maps]
     ids = [pl.program_id(a) for a in range(len(grid))]
     strides = [int(np.prod(grid[a + 1:])) for a in range(len(grid))]
-    linear = sum(i * s for i, s in zip(ids, strides))
-    previous = [((linear - 1) // s) % g for s, g in zip(strides, grid)]
+    linear = functools.reduce(lax.add, [lax.mul(i, np.int32(s)) for i, s in zip(ids, strides)])
+    first = lax.eq(linear, np.int32(0))
+    # The point before this one; before the first, the last (each index at its axis's end).
+    before_linear = lax.max(lax.sub(linear, np.int32(1)), np.int32(0))
+    previous = [lax.select(first, np.int32(g - 1), lax.rem(lax.div(before_linear, np.int32(s)), np.int32(g)))
+                for s, g in zip(strides, grid)]
     flags = []
     for index_map in maps:
         if index_map is None:
-            flags.append(linear == 0)
+            flags.append(first)
             continue
         now, before = index_map(*ids, *prefetch_refs), index_map(*previous, *prefetch_refs)
         now = now if isinstance(now, (tuple, list)) else (now,)
         before = before if isinstance(before, (tuple, list)) else (before,)
-        changed = functools.reduce(
-            jnp.logical_or, [jnp.asarray(a) != jnp.asarray(b) for a, b in zip(now, before)], jnp.asarray(False)
-        )
-        flags.append(jnp.logical_or(linear == 0, changed))
+        changed = functools.reduce(lax.bitwise_or, [_differ(jnp.asarray(a), jnp.asarray(b))
+                                                    for a, b in zip(now, before)], np.bool_(False))
+        flags.append(lax.bitwise_or(first, changed))
     return flags
+
+
+def _differ(a: Any, b: Any) -> Any:
+    """a != b, for two block indices, in their common dtype (as jnp's != promotes them)."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    common = jnp.promote_types(a.dtype, b.dtype)
+    return lax.ne(lax.convert_element_type(a, common), lax.convert_element_type(b, common))
 
 
 def with_sentinel_fill(kernel: Callable[..., Any], record: CallRecord, skip_outputs: set[int],
