@@ -4,11 +4,13 @@ A cold check of a small puzzle spent most of its time compiling one XLA program 
 shape case that nothing ever reused, and clearing JAX's caches between puzzles threw
 away the rest. The fast path:
 - interprets a call whose grid has at most `eager_grid_limit` points op by op
-  (engine/intercept/eager.py), whose small programs every later case reuses; a
-  larger grid is compiled, as one program beats thousands of dispatches;
+  (engine/intercept/eager.py), whose small programs every later case reuses, and
+  stages each scalar value once; a larger grid is compiled, as one program beats
+  thousands of dispatches;
 - there, with `numpy_ops`, computes the common lax operations with numpy
-  (engine/intercept/host_ops.py): a new block shape then costs no XLA program at all,
-  and the interpreter's callbacks are called with numpy arrays, as compiled;
+  (engine/intercept/host_ops.py; weakly typed literals: weak_values.py): a new block
+  shape then costs no XLA program at all, and the interpreter's callbacks are called
+  with numpy arrays, as compiled;
 - keeps JAX's caches between puzzles until the process's own memory passes
   `memory_ceiling_mib`, and then clears them and hands the freed heap back to the
   system (`trim_heap`: glibc keeps it otherwise, and the process stays as large);
