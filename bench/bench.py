@@ -305,6 +305,7 @@ def main() -> None:
     if args.puzzle:
         load = os.getloadavg()[0]
         latencies = save_to_verdict(args.saves, args.puzzle)
+        print(bytecode)
         print(f"save-to-verdict, {args.puzzle} ({len(latencies)} saves, load {load:.2f} -> {os.getloadavg()[0]:.2f}): "
               f"median {statistics.median(latencies):.2f} s   p90 {p90(latencies):.2f} s")
         return

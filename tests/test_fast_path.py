@@ -229,14 +229,12 @@ def test_while_interpreting_a_scalar_is_staged_once_per_value_and_type():
     """The interpreter lifts its loop counters and flags into JAX arrays over and over: one array per
     scalar value, dtype and weak type stands for all (JAX arrays never change); outside an eager
     interpretation staging is JAX's own."""
-    from jax._src import core, literals
+    from jax._src import core
+    from test_host_ops import literal as scalar
 
     from pallas_puzzles.engine.intercept import eager
 
     started(FastPath())
-
-    def scalar(value: Any, dtype: Any, weak: bool = False) -> Any:
-        return literals.TypedNdArray(np.asarray(value, dtype), core.ShapedArray((), np.dtype(dtype), weak_type=weak))
 
     stage = core.stage_p.impl
     eager._state.interpreting = 1

@@ -145,8 +145,9 @@ def test_what_numpy_cannot_give_to_the_bit_is_left_to_lax(case):
     assert ours is None
 
 
-def _literal(value: Any, dtype: Any, weak: bool) -> Any:
-    from jax._src import literals  # JAX's host-side literals, weakly typed or not
+def literal(value: Any, dtype: Any, weak: bool = False) -> Any:
+    """A JAX host literal (TypedNdArray) of this value and dtype, weakly typed or not."""
+    from jax._src import literals
 
     return literals.TypedNdArray(np.asarray(value, dtype), jax.core.ShapedArray(np.shape(value), np.dtype(dtype),
                                                                                 weak_type=weak))
@@ -157,14 +158,14 @@ def test_weakly_typed_values_are_taken_only_where_asked_and_narrow_floats_never(
 
     weak = jnp.asarray(3) + 1  # a Python int's weak type survives
     assert getattr(weak, "weak_type", False)
-    weak_values = [weak, _literal(1, np.int32, True), literals.TypedInt(5, np.dtype(np.int32)),
+    weak_values = [weak, literal(1, np.int32, True), literals.TypedInt(5, np.dtype(np.int32)),
                    literals.TypedFloat(0.5, np.dtype(np.float32))]
     for value in weak_values:
         assert not host_ops.numpy_may_take(value) and not host_ops.numpy_may_take_unbound(value)
         assert host_ops.numpy_may_take(value, weak=True) and host_ops.numpy_may_take_unbound(value, weak=True)
     for value in (jnp.ones(3, jnp.bfloat16), np.ones(3, np.float16), 3, 2.5, literals.TypedInt(5, np.dtype("int64"))):
         assert not host_ops.numpy_may_take_unbound(value, weak=True), value
-    assert host_ops.numpy_may_take(_literal(1, np.int32, False)) and host_ops.numpy_may_take(True)
+    assert host_ops.numpy_may_take(literal(1, np.int32, False)) and host_ops.numpy_may_take(True)
     assert host_ops.numpy_may_take(jnp.ones(3, jnp.float32)) and host_ops.numpy_may_take(np.int32(4))
 
 
@@ -188,9 +189,9 @@ def test_each_weak_rule_types_results_as_jax_does(name):
     arity = 1 if unary else 2
     for params in params_options:
         for weak_flags in itertools.product((False, True), repeat=arity):
-            operands = [_literal(1, np.int32, w) for w in weak_flags]
+            operands = [literal(1, np.int32, w) for w in weak_flags]
             if name == "select_n":
-                operands = [_literal(True, np.bool_, False), *operands]
+                operands = [literal(True, np.bool_, False), *operands]
             avals = [o.aval for o in operands]
             assert weak_values.WEAK_RULES[name](operands, params) == _jax_weak_type(primitive, avals, params), \
                 (name, weak_flags, params)
@@ -203,7 +204,7 @@ def test_weak_operands_give_weak_results_in_an_eager_interpretation():
     from pallas_puzzles.engine.intercept import eager
 
     eager.install()
-    five, two = literals.TypedInt(5, np.dtype(np.int32)), _literal(2, np.int32, True)
+    five, two = literals.TypedInt(5, np.dtype(np.int32)), literal(2, np.int32, True)
     eager._state.numpy_here = True
     try:
         both_weak = lax.mul_p.bind(five, two)

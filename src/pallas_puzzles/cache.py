@@ -40,9 +40,11 @@ MOMENTARY = {FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH, Finding
 ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
 
 
-def environment_settings() -> str:
-    """The JAX/XLA settings (and the speed-up switches) in this process's environment, as one string."""
-    return repr(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES)))
+def runtime_identity() -> list[str]:
+    """What an answer kept on disk depends on besides the code and its inputs: the Python, jax, jaxlib
+    and numpy that computed it, and the JAX/XLA settings (and speed-up switches) in the environment."""
+    environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES))
+    return [sys.version, *(_version(name) for name in ("jax", "jaxlib", "numpy")), repr(environment)]
 
 
 def store_atomically(path: Path, data: bytes, keep: int) -> None:
@@ -127,8 +129,7 @@ class ResultCache:
     @functools.cached_property
     def _context_digest(self) -> str:
         """What every key of this cache shares: code, versions, backend, mode, options, environment."""
-        parts = [sys.version, _version("jax"), _version("jaxlib"), str(self.backend),
-                 self.mode.value, str(self.fail_fast), environment_settings()]
+        parts = [*runtime_identity(), str(self.backend), self.mode.value, str(self.fail_fast)]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     @property

@@ -17,12 +17,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from pallas_puzzles import backends, cache, versions
+from pallas_puzzles import backends, cache
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.targets import fast_path
 from pallas_puzzles.metadata import Puzzle
@@ -46,9 +45,7 @@ def expected_and_flops(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> tuple[
 @functools.cache
 def _context() -> bytes:
     """What every key shares: the versions and the JAX/XLA settings of this process."""
-    parts = [sys.version, *(versions.installed(name) or "-" for name in ("jax", "jaxlib", "numpy")),
-             cache.environment_settings()]
-    return "\0".join(parts).encode()
+    return "\0".join(cache.runtime_identity()).encode()
 
 
 def _key(puzzle: Puzzle, inputs: tuple[np.ndarray, ...]) -> str:

@@ -198,11 +198,12 @@ def _scalar_key(value: Any) -> tuple[Any, ...] | None:
     """A scalar's dtype, bits and weak type (None for anything else): -0.0 and 0.0 are two scalars."""
     import numpy as np
 
+    from pallas_puzzles.engine.intercept.weak_values import is_weak
+
     if type(value) is bool:
         return (bool, value)
     if isinstance(value, np.ndarray) and value.ndim == 0:
-        weak = getattr(getattr(value, "aval", None), "weak_type", False)
-        return (value.dtype, value.tobytes(), weak)
+        return (value.dtype, value.tobytes(), is_weak(value))
     return None
 
 

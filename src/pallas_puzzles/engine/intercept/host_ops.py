@@ -15,13 +15,11 @@ goes on to JAX unchanged:
 - integer division or remainder by zero, shifts past the width, float to integer
   conversions of values out of range, and every operation not in the table.
 
-Values handed back are new numpy arrays (never views: JAX's values do not change under
-anyone), as the interpreter's own callbacks already hand back.
+Values handed back are new numpy arrays (never views: JAX's values change under no one).
 
-Private entry points, read on jax 0.10.2 and 0.12.0.1: the primitives themselves, found
-by name in jax._src.lax.lax and jax._src.lax.slicing (eager.py installs the rules as
-their impls, which run when a primitive is bound outside any trace), and
-jax._src.array.ArrayImpl, the class of arrays that hold values (never a tracer).
+Private entry points, read on jax 0.10.2 and 0.12.0.1: the primitives, found by name in
+jax._src.lax.lax and jax._src.lax.slicing (eager.py installs the rules as their impls and
+binds), and jax._src.array.ArrayImpl, the class of arrays that hold values (never a tracer).
 """
 
 from __future__ import annotations
@@ -30,6 +28,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from pallas_puzzles.engine.intercept.weak_values import is_weak
 
 # dtypes numpy computes exactly as XLA's CPU backend does (no bfloat16, float16, float8: XLA widens those)
 _EXACT = frozenset(map(np.dtype, ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -49,7 +49,7 @@ def numpy_may_take(value: Any, dtypes: frozenset[np.dtype] = _EXACT, weak: bool 
         return False
     if isinstance(value, np.generic):
         return True
-    if getattr(getattr(value, "aval", None), "weak_type", False):  # JAX's literals, and arrays made from them
+    if is_weak(value):  # JAX's literals, and arrays made from them
         return weak and (isinstance(value, (np.ndarray, int, float)) or isinstance(value, _concrete_array()))
     return isinstance(value, (np.ndarray, _concrete_array()))  # a host literal (TypedNdArray) or a value
 
@@ -139,10 +139,10 @@ def _shift(operand: np.ndarray, amount: np.ndarray, how: str) -> Any:
     return np.right_shift(operand.astype(np.dtype(f"u{operand.dtype.itemsize}")), amount).astype(operand.dtype)
 
 
-def _convert(operand: np.ndarray, *, new_dtype: Any, weak_type: bool, **_: Any) -> Any:
-    target = np.dtype(new_dtype)
+def _convert(operand: np.ndarray, *, new_dtype: Any, **_: Any) -> Any:
+    target = np.dtype(new_dtype)  # (whether the result is weak is weak_values' business)
     if target not in _EXACT:
-        return None  # (a weak result is typed by weak_values)
+        return None
     if operand.dtype.kind == "f" and target.kind in "iu":
         info = np.iinfo(target)
         if not np.all(np.isfinite(operand)) or np.any(operand <= info.min - 1) or np.any(operand >= info.max + 1):

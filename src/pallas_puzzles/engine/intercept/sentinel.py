@@ -47,7 +47,7 @@ def _first_visit_flags(grid: tuple[int, ...], maps: list[Callable[..., Any] | No
     linear = functools.reduce(lax.add, [lax.mul(i, np.int32(s)) for i, s in zip(ids, strides)])
     first = lax.eq(linear, np.int32(0))
     # The point before this one; before the first, the last (each index at its axis's end).
-    before_linear = lax.max(lax.sub(linear, np.int32(1)), np.int32(0))
+    before_linear = lax.sub(linear, np.int32(1))
     previous = [lax.select(first, np.int32(g - 1), lax.rem(lax.div(before_linear, np.int32(s)), np.int32(g)))
                 for s, g in zip(strides, grid)]
     flags = []
