@@ -166,8 +166,7 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
     (every shape case runs), in a worker of that puzzle's target."""
     from rich.console import Console
 
-    from pallas_puzzles.course_file import load_course
-    from pallas_puzzles.progress import Progress
+    from pallas_puzzles.course.reader import load_course
     from pallas_puzzles.watch import (
         EventQueue,
         PuzzleFileHandler,
@@ -176,7 +175,8 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
         start_observer,
     )
     from pallas_puzzles.worker.client import Worker
-    from pallas_puzzles.workspace import init_workspace
+    from pallas_puzzles.workspace.folder import init_workspace
+    from pallas_puzzles.workspace.progress import Progress
 
     course = load_course()
     latencies: list[float] = []
@@ -220,9 +220,9 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
 
 SEED_SCRIPT = """
 import os
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.worker.pool import WorkerPool
-from pallas_puzzles.workspace import reference_solution
+from pallas_puzzles.workspace.folder import reference_solution
 try:
     from pallas_puzzles.worker.pool import pool_size
 except ImportError:  # the code before issue 13
@@ -269,7 +269,7 @@ def _course_runs(sample: bool) -> dict[str, tuple[float, tuple[float, float]]]:
         # `--solutions` checks the course's own files: edit one puzzle's file in the workspace instead.
         command = ours("verify", "--all", "--backend", "interpret")
         timed(command, workspace)  # every learner stub judged once (they fail)
-        from pallas_puzzles.course_file import load_course
+        from pallas_puzzles.course.reader import load_course
 
         exercise = workspace / "exercises" / load_course().find(5).file
         exercise.write_text(exercise.read_text() + "\n# an edit\n")

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from pallas_puzzles.backends import Mode
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.course.reader import builtin_folder, load_course
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.engine.targets import process
-from pallas_puzzles.engine.targets.tpu_multichip import TpuMultichip
+from pallas_puzzles.engine.targets.tpu_multichip.target import TpuMultichip
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def entries(table: str, names: set[str]) -> list[dict[str, Any]]:
     key = "mistake" if table == "mistakes" else "correct"
-    return [e for e in tomllib.loads((REPO / "course" / f"{table}.toml").read_text())[key] if e["puzzle"] in names]
+    return [e for e in tomllib.loads((builtin_folder() / f"{table}.toml").read_text())[key] if e["puzzle"] in names]
 
 
 def build(entry: dict[str, Any], puzzle: Puzzle, folder: Path) -> Path:

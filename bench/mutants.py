@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mutations import OPERATORS, Mutant, mutants_of  # noqa: E402,F401  (OPERATORS: for the tests)
 
 from pallas_puzzles.backends import INTERPRET  # noqa: E402
-from pallas_puzzles.course_file import load_course  # noqa: E402
-from pallas_puzzles.metadata import Puzzle  # noqa: E402
+from pallas_puzzles.course.model import Puzzle  # noqa: E402
+from pallas_puzzles.course.reader import load_course  # noqa: E402
 from pallas_puzzles.worker.pool import WorkerPool, pool_size  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

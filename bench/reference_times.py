@@ -16,14 +16,14 @@ import dataclasses
 import time
 from pathlib import Path
 
-from pallas_puzzles.course_file import TIMES_FILE, load_course
-from pallas_puzzles.metadata import Course
+from pallas_puzzles.course.model import Course
+from pallas_puzzles.course.reader import TIMES_FILE, load_course
 from pallas_puzzles.worker.client import Worker
 
 
 def measure(course: Course, only: set[str] | None = None) -> dict[str, float]:
-    from pallas_puzzles import support
     from pallas_puzzles.backends import INTERPRET
+    from pallas_puzzles.checking import support
 
     figures = {}
     for puzzle in course.puzzles:

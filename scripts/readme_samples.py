@@ -54,7 +54,7 @@ def printed(sample: Sample, folder: Path) -> str:
     """What `verify` prints for the sample's mistake, without the notice before the verdict."""
     _tool("init", "ws", cwd=folder)
     workspace = folder / "ws"
-    source = (REPO / "course" / "solutions" / sample.file).read_text(encoding="utf-8")
+    source = (REPO / "solutions" / sample.file).read_text(encoding="utf-8")
     assert source.count(sample.old) == 1, f"{sample.name}: the solution changed; update its edit"
     (workspace / "exercises" / sample.file).write_text(source.replace(sample.old, sample.new), encoding="utf-8")
     out = _tool("verify", str(sample.puzzle), "--backend", "interpret", cwd=workspace)

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pallas_puzzles import backends
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.model import Course, Puzzle
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.engine import targets
-from pallas_puzzles.metadata import Course, Puzzle
 
 # Checks made in this process compile with the checker process's XLA options (precision, speed), and
 # run every target's kernels, so JAX starts here with as many host devices as any target needs. The
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 def skip_if_jax_too_old(puzzle: Puzzle) -> None:
     """A puzzle with min_jax (its own or its target's) is checked on every leg whose jax has its APIs,
     and skipped on the others."""
-    from pallas_puzzles import support
+    from pallas_puzzles.checking import support
 
     refused = support.refusal(puzzle, None)
     if refused is not None:
@@ -42,8 +42,8 @@ def skip_if_jax_too_old(puzzle: Puzzle) -> None:
 
 def checkable(puzzles: tuple[Puzzle, ...] | list[Puzzle]) -> list[Puzzle]:
     """The puzzles this environment's jax can check on the interpreter (`verify --all` skips the others)."""
-    from pallas_puzzles import support
     from pallas_puzzles.backends import INTERPRET
+    from pallas_puzzles.checking import support
 
     return [p for p in puzzles if support.refusal(p, INTERPRET) is None]
 

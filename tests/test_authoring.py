@@ -20,9 +20,9 @@ from conftest import one_sentence, run_cli
 from test_watch import GOODBYE, WatchProcess, _vim_save
 
 from pallas_puzzles.cli import app
-from pallas_puzzles.course_source import OVERRIDE, RECORD
-from pallas_puzzles.state import load_state
-from pallas_puzzles.workspace import Workspace
+from pallas_puzzles.course.source import OVERRIDE, RECORD
+from pallas_puzzles.workspace.folder import Workspace
+from pallas_puzzles.workspace.state import load_state
 
 PROBLEM = re.compile(r"^✗ ", re.M)
 
@@ -60,7 +60,7 @@ def test_dev_new_dev_check_init_and_watch_work_end_to_end(tmp_path: Path):
         assert watch.text.rstrip().endswith(GOODBYE), watch.text
     finally:
         watch.kill()
-    from pallas_puzzles.course_file import load_course
+    from pallas_puzzles.course.reader import load_course
 
     state, _ = load_state(Workspace(workspace), load_course(course))
     assert state.current == "scale_blocked" and state.solved == {"scale"}

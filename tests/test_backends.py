@@ -11,7 +11,7 @@ from conftest import checked_by_dev_check, puzzles_checked
 from pallas_puzzles import backends
 from pallas_puzzles.backends import GPU, INTERPRET, TPU, Mode
 from pallas_puzzles.cli import app
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
@@ -113,7 +113,7 @@ def test_every_tpu_capable_solution_lowers_for_a_tpu(course_check):
 
 def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):
     puzzle = COURSE.find("tiled_transpose")
-    source = (REPO / "course" / "solutions" / puzzle.file).read_text()
+    source = (REPO / "solutions" / puzzle.file).read_text()
     assert "BM = 128" in source
     bad = tmp_path / puzzle.file
     bad.write_text(source.replace("BM = 128", "BM = 100"))
@@ -132,7 +132,7 @@ def test_illegal_tpu_block_shapes_fail_the_lowering_check_clearly(tmp_path):
 def test_lower_command_passes_a_solution_and_rejects_a_bad_block(workspace, cli):
     assert cli.invoke(app, ["lower", "13", "--solutions"]).exit_code == 0
     exercise = workspace / "exercises" / "13_tiled_transpose.py"
-    shutil.copyfile(REPO / "course" / "solutions" / "13_tiled_transpose.py", exercise)
+    shutil.copyfile(REPO / "solutions" / "13_tiled_transpose.py", exercise)
     exercise.write_text(exercise.read_text().replace("BM = 128", "BM = 100"))
     result = cli.invoke(app, ["lower", "13"])
     assert result.exit_code == 1
@@ -140,7 +140,7 @@ def test_lower_command_passes_a_solution_and_rejects_a_bad_block(workspace, cli)
 
 
 def test_a_puzzle_that_cannot_run_on_a_backend_says_so():
-    from pallas_puzzles.support import require as require_support
+    from pallas_puzzles.checking.support import require as require_support
 
     no_gpu = next(p for p in COURSE.puzzles if not p.supports(GPU))
     with pytest.raises(UserError) as caught:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pallas_puzzles import cache as cache_module
 from pallas_puzzles.backends import INTERPRET, Mode
-from pallas_puzzles.cache import ResultCache, backend_identity, code_fingerprint
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.checking import cache as cache_module
+from pallas_puzzles.checking.cache import ResultCache, backend_identity, code_fingerprint
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CaseResult, CheckResult, Finding
-from pallas_puzzles.workspace import Workspace
+from pallas_puzzles.workspace.folder import Workspace
 
 COURSE = load_course()
 PUZZLE = COURSE.find(1)
@@ -104,12 +104,12 @@ def test_backend_mode_and_options_invalidate(space, options):
 
 
 def test_the_code_fingerprint_follows_every_source_file(tmp_path, monkeypatch):
-    package = Path(cache_module.__file__).parent
+    package = Path(cache_module.__file__).parents[1]
     copy = tmp_path / "pallas_puzzles"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
     course = tmp_path / "course"
     shutil.copytree(PUZZLE.folder, course, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(cache_module, "__file__", str(copy / "cache.py"))
+    monkeypatch.setattr(cache_module, "__file__", str(copy / "checking" / "cache.py"))
     code_fingerprint.cache_clear()
     try:
         before = code_fingerprint(course)

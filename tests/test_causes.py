@@ -18,7 +18,7 @@ from test_mistakes import COURSE, MISTAKES, rendered
 
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.engine.checker import check_puzzle
-from pallas_puzzles.engine.intercept import poison, static_slices
+from pallas_puzzles.engine.targets.pallas_call.intercept import poison, static_slices
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CheckResult, Finding
 
@@ -147,7 +147,7 @@ def test_static_slice_bounds(indices: object, shape: tuple[int, ...], bad: bool)
 def test_blocks_nothing_stored_into_are_not_called_written():
     """A kernel that stores nothing (an untouched stub) has unwritten blocks, not blocks "written at" a point."""
     puzzle = COURSE.find(2)
-    stub = Path(__file__).resolve().parents[1] / "course" / "exercises" / puzzle.file
+    stub = Path(__file__).resolve().parents[1] / "exercises" / puzzle.file
     mismatch = check_puzzle(puzzle, stub, INTERPRET).cases[0].mismatch
     assert mismatch is not None and mismatch.n_unwritten == mismatch.n_bad
     assert mismatch.origin() == "The unwritten blocks are the ones grid point (0,) should have stored."

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def solve(workspace: Path, number_file: str) -> None:
-    shutil.copyfile(REPO / "course" / "solutions" / number_file, workspace / "exercises" / number_file)
+    shutil.copyfile(REPO / "solutions" / number_file, workspace / "exercises" / number_file)
 
 
 def state(workspace: Path) -> dict:
@@ -158,7 +158,7 @@ def test_reset_without_a_terminal_needs_yes(workspace, cli):
 
 
 def test_solution_asks_before_spoiling_an_unsolved_puzzle(workspace, cli, monkeypatch):
-    monkeypatch.setattr("pallas_puzzles.commands.interactive", lambda: True)
+    monkeypatch.setattr("pallas_puzzles.commands.common.interactive", lambda: True)
     declined = cli.invoke(app, ["solution", "2"], input="n\n")
     assert declined.exit_code == 0
     assert "pl.cdiv(n, B)" not in declined.output
@@ -197,7 +197,7 @@ def test_syntax_error_shows_the_learners_line(workspace, cli):
 def test_a_hanging_kernel_is_stopped_and_the_checker_recovers(workspace, cli, monkeypatch):
     monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", "8")
     exercise = workspace / "exercises" / "01_constant_add.py"
-    good = (REPO / "course" / "solutions" / "01_constant_add.py").read_text()
+    good = (REPO / "solutions" / "01_constant_add.py").read_text()
     exercise.write_text(good.replace(
         "    z_ref[...] = x_ref[...] + 10.0",
         # Counts up until float32 stops changing (2**24), then spins forever.
@@ -249,28 +249,20 @@ def test_running_an_exercise_file_checks_it(workspace):
     assert "passed" in done.stdout
 
 
-def test_reset_in_the_source_checkout_restores_from_git(tmp_path, cli, monkeypatch):
-    """The checkout is a workspace too (its course folder's exercises are the learner's); its
-    pristine stubs come from git, after a backup."""
-    import subprocess
-
-    checkout = tmp_path / "checkout"
-    (checkout / "src" / "pallas_puzzles").mkdir(parents=True)
-    shutil.copytree(REPO / "course", checkout / "course", ignore=shutil.ignore_patterns("__pycache__"))
-    exercise = checkout / "course" / "exercises" / "01_constant_add.py"
-    original = exercise.read_text()
-    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run(git + ["init", "-q"], cwd=checkout, check=True)
-    subprocess.run(git + ["add", "-A"], cwd=checkout, check=True)
-    subprocess.run(git + ["commit", "-qm", "init"], cwd=checkout, check=True)
-    monkeypatch.chdir(checkout / "course" / "exercises")
-    monkeypatch.setattr("pallas_puzzles.course_file.builtin_folder", lambda: checkout / "course")
-    exercise.write_text("# edited in the checkout\n")
-    result = cli.invoke(app, ["reset", "1", "--yes"])
-    assert result.exit_code == 0, result.output
-    assert exercise.read_text() == original
-    backups = list((checkout / ".pallas_puzzles" / "backups").iterdir())
-    assert [b.read_text() for b in backups] == ["# edited in the checkout\n"]
+@pytest.mark.parametrize("command", [["watch"], ["verify", "1"], ["reset", "1", "--yes"], ["show", "1"],
+                                     ["perf", "1"], ["lower", "1"], []])
+def test_the_repository_is_never_a_workspace(command, cli, monkeypatch):
+    """As rustlings refuses to run in its own repository: a clone's exercises/ are the course's pristine
+    stubs, so a workspace command there says in one sentence to init a workspace, and changes nothing."""
+    monkeypatch.chdir(REPO / "exercises")
+    before = (REPO / "exercises" / "01_constant_add.py").read_bytes()
+    result = cli.invoke(app, command)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "is the pallas-puzzles repository" in said and "pallas-puzzles init" in said
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) <= 3
+    assert (REPO / "exercises" / "01_constant_add.py").read_bytes() == before
+    assert not (REPO / ".pallas_puzzles").exists()
 
 
 def test_an_import_error_shows_the_learners_line(workspace, cli):

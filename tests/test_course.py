@@ -15,14 +15,15 @@ import numpy as np
 import pytest
 from conftest import checked_by_dev_check, skip_if_jax_too_old
 
-from pallas_puzzles import backends, support
+from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
-from pallas_puzzles.course_file import FORMAT, CourseError, load_course, parse
+from pallas_puzzles.checking import support
+from pallas_puzzles.course.reader import FORMAT, CourseError, builtin_folder, load_course, parse
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.state import State, load_state, save_state
-from pallas_puzzles.workspace import Workspace
+from pallas_puzzles.workspace.folder import Workspace
+from pallas_puzzles.workspace.state import State, load_state, save_state
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
@@ -73,8 +74,8 @@ def test_tour_starts_solved():
 
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_metadata_is_complete(puzzle):
-    assert (REPO / "course" / "exercises" / puzzle.file).is_file()
-    assert (REPO / "course" / "solutions" / puzzle.file).is_file()
+    assert (REPO / "exercises" / puzzle.file).is_file()
+    assert (REPO / "solutions" / puzzle.file).is_file()
     assert puzzle.file.startswith(f"{puzzle.number:02d}_")
     assert len(puzzle.hints) >= 2, "at least two progressive hint levels"
     assert len(set(puzzle.hints)) == len(puzzle.hints)
@@ -108,7 +109,7 @@ def test_some_case_leaves_the_small_default_range(puzzle):
 def test_exercise_spec_matches_canonical_spec(puzzle):
     """The spec shown to learners computes what the checker's own copy computes."""
     skip_if_jax_too_old(puzzle)  # the exercise imports that jax's Pallas APIs
-    module = load_learner_module(REPO / "course" / "exercises" / puzzle.file)
+    module = load_learner_module(REPO / "exercises" / puzzle.file)
     inputs = specs.make_inputs(puzzle, puzzle.cases_for(INTERPRET)[0], 0)
     shown = getattr(module, "spec", None)
     assert callable(shown), "every exercise shows its spec"
@@ -122,7 +123,7 @@ def test_exercise_spec_matches_canonical_spec(puzzle):
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_exercise_contract(puzzle):
     """Standalone file: a docstring, the entry point, a TODO, no interpret= argument."""
-    source = (REPO / "course" / "exercises" / puzzle.file).read_text()
+    source = (REPO / "exercises" / puzzle.file).read_text()
     tree = ast.parse(source)
     assert ast.get_docstring(tree), "the docstring teaches the idea"
     names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -162,12 +163,12 @@ def _minimal(**puzzle_keys) -> dict:
 
 def test_a_misspelt_metadata_key_is_refused():
     with pytest.raises(CourseError, match="unknown keys \\['rtoll'\\]"):
-        parse(_minimal(rtoll=1e-6), REPO / "course")
+        parse(_minimal(rtoll=1e-6), builtin_folder())
 
 
 def test_a_course_of_only_a_tour_is_refused():
     with pytest.raises(CourseError, match="no puzzle besides its tour"):
-        parse(_minimal(tour=True), REPO / "course")
+        parse(_minimal(tour=True), builtin_folder())
 
 
 @pytest.mark.parametrize("version", [None, 1, FORMAT + 1])
@@ -175,7 +176,7 @@ def test_a_course_file_of_another_format_is_refused(version):
     data = _minimal()
     data.pop("format") if version is None else data.update(format=version)
     with pytest.raises(CourseError, match=f"reads format {FORMAT}"):
-        parse(data, REPO / "course")
+        parse(data, builtin_folder())
 
 
 def test_inserting_a_puzzle_changes_no_other_puzzles_inputs_or_progress(tmp_path):
@@ -209,7 +210,7 @@ def test_inserting_a_puzzle_changes_no_other_puzzles_inputs_or_progress(tmp_path
 def test_the_tour_says_what_its_padding_prints():
     """The tour's text about padding matches what its own shape cases print: NaN in the first,
     then garbage the kernel cannot tell from data (here, stale numbers in its third case)."""
-    from pallas_puzzles.engine.intercept.poison import unwritten_memory
+    from pallas_puzzles.engine.targets.pallas_call.intercept.poison import unwritten_memory
 
     tour = next(p for p in COURSE.puzzles if p.tour)
     path = tour.solution_path

@@ -8,15 +8,17 @@ from pathlib import Path
 import pytest
 from conftest import one_sentence
 
-from pallas_puzzles import course_source, support, versions
+from pallas_puzzles import versions
 from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.checking import support
 from pallas_puzzles.cli import app
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course import source as course_source
+from pallas_puzzles.course.model import Course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.engine.checker import check_puzzle
-from pallas_puzzles.engine.intercept.dma_watch import STALL_SECONDS
+from pallas_puzzles.engine.targets.pallas_call.intercept.dma_watch import STALL_SECONDS
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Course
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,7 +62,7 @@ def test_list_shows_min_jax(workspace, cli, monkeypatch):
 
 def test_too_old_jax_in_the_checker_is_a_finding_not_a_crash():
     puzzle = dataclasses.replace(load_course().find(25), min_jax="99.0")
-    result = check_puzzle(puzzle, REPO / "course" / "solutions" / puzzle.file, INTERPRET)
+    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, INTERPRET)
     assert not result.passed and result.kind is FindingKind.JAX_TOO_OLD
     with pytest.raises(UserError):
         support.require(puzzle, INTERPRET)
@@ -68,7 +70,7 @@ def test_too_old_jax_in_the_checker_is_a_finding_not_a_crash():
 
 def test_a_never_signalled_wait_stops_fast_and_names_the_wait(tmp_path):
     puzzle = load_course().find(25)
-    source = (REPO / "course" / "solutions" / puzzle.file).read_text()
+    source = (REPO / "solutions" / puzzle.file).read_text()
     learner = tmp_path / puzzle.file
     learner.write_text(source.replace("    copy_in.start()\n", "", 1))
     result = check_puzzle(puzzle, learner, INTERPRET)
@@ -77,14 +79,14 @@ def test_a_never_signalled_wait_stops_fast_and_names_the_wait(tmp_path):
     assert [line.text for line in finding.where] == ["copy_in.wait()"]
     assert result.seconds < STALL_SECONDS + 10 < puzzle.limit_seconds
     # The checker is usable again at once: the next check of the same process passes.
-    assert check_puzzle(puzzle, REPO / "course" / "solutions" / puzzle.file, INTERPRET).passed
+    assert check_puzzle(puzzle, REPO / "solutions" / puzzle.file, INTERPRET).passed
 
 
 def test_copy_hooks_are_transparent_outside_a_check():
     import jax.numpy as jnp
     from jax.experimental.pallas import tpu as pltpu
 
-    from pallas_puzzles.engine.intercept import dma_watch
+    from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch
 
     dma_watch.install()
     dma_watch.install()  # idempotent: wrappers are not stacked
@@ -99,7 +101,7 @@ def test_a_stalled_wait_in_the_worker_is_a_finding_and_the_worker_carries_on(tmp
 
     puzzle = load_course().find(30)
     learner = tmp_path / puzzle.file
-    learner.write_text((REPO / "course" / "solutions" / puzzle.file).read_text()
+    learner.write_text((REPO / "solutions" / puzzle.file).read_text()
                        .replace("copy(s).wait()", "copy(0).wait()"))
     with Worker("interpret") as worker:
         worker.start()
@@ -107,7 +109,7 @@ def test_a_stalled_wait_in_the_worker_is_a_finding_and_the_worker_carries_on(tmp
         stalled = worker.check(puzzle, learner)
         assert stalled.first_failure.kind is FindingKind.SEMAPHORE_STALL
         assert stalled.seconds < puzzle.limit_seconds
-        assert worker.check(puzzle, REPO / "course" / "solutions" / puzzle.file).passed
+        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed
         assert worker._process.pid == first and worker.restarts == 0
 
 

@@ -12,7 +12,7 @@ from conftest import one_sentence
 from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.dev import examples
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.perf import chips
@@ -38,7 +38,7 @@ def test_solution_meets_its_budget_on_every_backends_shape_cases(puzzle):
     for name in puzzle.backends:
         cases = puzzle.cases_for(backends.get(name))
         on_interpreter = dataclasses.replace(puzzle, cases={INTERPRET.cases: cases})
-        result = check_puzzle(on_interpreter, REPO / "course" / "solutions" / puzzle.file, INTERPRET, fail_fast=False)
+        result = check_puzzle(on_interpreter, REPO / "solutions" / puzzle.file, INTERPRET, fail_fast=False)
         failures = [(c.label, c.finding and c.finding.message) for c in result.cases if not c.passed]
         assert result.passed, (name, failures)
         for case in result.cases:
@@ -130,7 +130,7 @@ def test_watch_mode_shows_the_card_after_a_pass(tmp_path, monkeypatch):
 
     from pallas_puzzles.perf.model import estimate
     from pallas_puzzles.results import CaseResult
-    from pallas_puzzles.workspace import init_workspace
+    from pallas_puzzles.workspace.folder import init_workspace
 
     grid = (4,)
     layout = call("add", grid, operand("x", "input", (1024,), (256,), lambda i: (i,), grid),

@@ -35,8 +35,8 @@ from pallas_puzzles.dev import examples
 from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.case import Case
 from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
-from pallas_puzzles.engine.targets import fast_path
-from pallas_puzzles.engine.targets.fast_path import OFF, FastPath
+from pallas_puzzles.engine.targets.pallas_call import fast_path
+from pallas_puzzles.engine.targets.pallas_call.fast_path import OFF, FastPath
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch
 from pallas_puzzles.source_line import SourceLine
@@ -174,7 +174,7 @@ def started(fast: FastPath) -> TpuInterpreter:
 def default_context_reuse() -> Iterator[None]:
     """Starting a target sets the process's MLIR context reuse: put the default back for later tests."""
     yield
-    from pallas_puzzles.engine.intercept import eager
+    from pallas_puzzles.engine.targets.pallas_call.intercept import eager
 
     eager.reuse_contexts(FastPath().context_reuse)
 
@@ -197,7 +197,7 @@ def _lowered_by_a_new_block_shape(rows: int, columns: int, numpy_ops: bool) -> i
     from jax.experimental import pallas as pl
     from jax.experimental.pallas import tpu as pltpu
 
-    from pallas_puzzles.engine.intercept import eager
+    from pallas_puzzles.engine.targets.pallas_call.intercept import eager
 
     def kernel(x_ref, o_ref):
         x = x_ref[...]
@@ -232,7 +232,7 @@ def test_while_interpreting_a_scalar_is_staged_once_per_value_and_type():
     from jax._src import core
     from test_host_ops import literal as scalar
 
-    from pallas_puzzles.engine.intercept import eager
+    from pallas_puzzles.engine.targets.pallas_call.intercept import eager
 
     started(FastPath())
 
@@ -304,7 +304,8 @@ def test_one_variable_turns_the_whole_fast_path_off(monkeypatch):
 
 @pytest.mark.parametrize(("setting", "fast"), [("1", True), ("0", False)])
 def test_start_up_is_frozen_out_of_the_collectors_sight_unless_turned_off(setting: str, fast: bool):
-    probe = ("import gc\nfrom pallas_puzzles.engine.targets.fast_path import start_up_out_of_collectors_sight\n"
+    probe = ("import gc\n"
+             "from pallas_puzzles.engine.targets.pallas_call.fast_path import start_up_out_of_collectors_sight\n"
              "with start_up_out_of_collectors_sight():\n    import jax\n    during = gc.isenabled()\n"
              "print(during, gc.isenabled(), gc.get_freeze_count())")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,

@@ -18,7 +18,7 @@ from pallas_puzzles.backends import (
     strict_precision_flags,
     with_flags,
 )
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.worker.client import Worker
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -116,5 +116,5 @@ def test_the_checker_process_ends_cleanly_after_stop(tmp_path):
         worker.start()
         process = worker._process
         assert worker.check(course.find(1),
-                            Path(__file__).parents[1] / "course" / "solutions" / course.find(1).file).passed
+                            Path(__file__).parents[1] / "solutions" / course.find(1).file).passed
     assert process is not None and process.wait(timeout=5) == 0

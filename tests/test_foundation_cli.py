@@ -79,7 +79,7 @@ def test_a_file_system_error_names_the_file(workspace, cli, monkeypatch):
         raise PermissionError(errno.EACCES, "Permission denied",
                               str(workspace / "exercises" / "02_constant_add_blocked.py"))
 
-    monkeypatch.setattr("pallas_puzzles.progress.reset_exercise", refuse)
+    monkeypatch.setattr("pallas_puzzles.workspace.progress.reset_exercise", refuse)
     result = cli.invoke(app, ["reset", "2", "--yes"])
     assert result.exit_code == 2
     text = one_sentence(result.output)
@@ -99,7 +99,7 @@ def test_a_closed_stdout_is_not_a_traceback(workspace):
 @pytest.fixture()
 def read_only_workspace(workspace: Path) -> Iterator[Path]:
     """The workspace on a real read-only mount (root), or without write permission (others)."""
-    shutil.copyfile(REPO / "course" / "solutions" / "01_constant_add.py",
+    shutil.copyfile(REPO / "solutions" / "01_constant_add.py",
                     workspace / "exercises" / "01_constant_add.py")
     if os.geteuid() == 0:
         done = subprocess.run(["mount", "--bind", "-o", "ro", str(workspace), str(workspace)], capture_output=True)

@@ -24,7 +24,7 @@ TITLE = "Puzzle 4: Outer add, blocked in 2-D"
 
 def rounded_down_grid(tmp_path: Path) -> Path:
     """Puzzle 4's solution with a grid that drops the partial last column of blocks."""
-    text = (REPO / "course" / "solutions" / "04_outer_add_blocked.py").read_text()
+    text = (REPO / "solutions" / "04_outer_add_blocked.py").read_text()
     assert "grid=(pl.cdiv(n1, B1), pl.cdiv(n0, B0))" in text
     bad = tmp_path / "04_outer_add_blocked.py"
     bad.write_text(text.replace("grid=(pl.cdiv(n1, B1), pl.cdiv(n0, B0))", "grid=(pl.cdiv(n1, B1), n0 // B0)"))
@@ -33,7 +33,7 @@ def rounded_down_grid(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def solved(course) -> CaseResult:
-    result = check_puzzle(course.find(4), REPO / "course" / "solutions" / "04_outer_add_blocked.py", INTERPRET)
+    result = check_puzzle(course.find(4), REPO / "solutions" / "04_outer_add_blocked.py", INTERPRET)
     assert result.passed
     return result.cases[0]
 
@@ -208,7 +208,7 @@ def test_show_on_a_file_that_does_not_parse(workspace: Path, cli) -> None:
 
 def swapped_maps(folder: Path) -> Path:
     """Puzzle 4's classic mistake: x's and y's index_maps swapped, so x's map runs past its 2 blocks."""
-    text = (REPO / "course" / "solutions" / "04_outer_add_blocked.py").read_text()
+    text = (REPO / "solutions" / "04_outer_add_blocked.py").read_text()
     x_map, y_map = "pl.BlockSpec((B0,), lambda i, j: (j,))", "pl.BlockSpec((B1,), lambda i, j: (i,))"
     assert x_map in text and y_map in text
     swapped = folder / "04_outer_add_blocked.py"

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from pallas_puzzles.engine.intercept import host_ops, weak_values
+from pallas_puzzles.engine.targets.pallas_call.intercept import host_ops, weak_values
 
 rng = np.random.default_rng(7)
 F32 = np.array([[1.5, -2.25, 0.0, -0.0], [np.nan, np.inf, -np.inf, 3e38]], np.float32)
@@ -201,7 +201,7 @@ def test_weak_operands_give_weak_results_in_an_eager_interpretation():
     """Index arithmetic on Python literals stays on the host, typed as JAX types it."""
     from jax._src import literals
 
-    from pallas_puzzles.engine.intercept import eager
+    from pallas_puzzles.engine.targets.pallas_call.intercept import eager
 
     eager.install()
     five, two = literals.TypedInt(5, np.dtype(np.int32)), literal(2, np.int32, True)
@@ -250,8 +250,8 @@ def shadowed_checks() -> Any:
 
     from pallas_puzzles.backends import INTERPRET
     from pallas_puzzles.engine.checker import check_puzzle
-    from pallas_puzzles.engine.intercept import eager
-    from pallas_puzzles.engine.targets.fast_path import FastPath
+    from pallas_puzzles.engine.targets.pallas_call.fast_path import FastPath
+    from pallas_puzzles.engine.targets.pallas_call.intercept import eager
     from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
 
     target = TpuInterpreter(FastPath())

@@ -80,7 +80,7 @@ def test_verify_7_json_for_a_stub_a_solution_and_an_out_of_bounds_read(workspace
     assert stub["findings"][0]["where"] and "TODO" in stub["findings"][0]["where"][0]["text"]
 
     exercise = workspace / "exercises" / "07_long_sum.py"
-    shutil.copyfile(REPO / "course" / "solutions" / "07_long_sum.py", exercise)
+    shutil.copyfile(REPO / "solutions" / "07_long_sum.py", exercise)
     code, solved = _verify_json(cli, "7")
     assert code == 0 and solved["status"] == "pass" and solved["kind"] is None
     assert all(case["status"] == "pass" and not case["findings"] for case in solved["cases"])

@@ -10,10 +10,11 @@ import pytest
 from test_mistakes import COURSE
 
 from pallas_puzzles.backends import INTERPRET
-from pallas_puzzles.engine import launcher_traffic, specs
+from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
-from pallas_puzzles.engine.intercept import dma_watch, patch
-from pallas_puzzles.engine.intercept.session import StrictSession
+from pallas_puzzles.engine.targets.pallas_call import launcher_traffic
+from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, patch
+from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession
 from pallas_puzzles.report import perf_card, terminal
 
 N = 256  # puzzle 2's input: x of shape (N,), float32

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _first_case(course, number: int):
     puzzle = course.find(number)
-    result = check_puzzle(puzzle, REPO / "course" / "solutions" / puzzle.file, INTERPRET)
+    result = check_puzzle(puzzle, REPO / "solutions" / puzzle.file, INTERPRET)
     assert result.passed
     return result.cases[0]
 

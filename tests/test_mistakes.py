@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import checked_by_dev_check, puzzles_checked
 
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.dev import examples
 from pallas_puzzles.report import json_view, terminal
 from pallas_puzzles.results import CheckResult

@@ -15,8 +15,8 @@ import pytest
 from conftest import skip_if_jax_too_old
 from test_mistakes import COURSE, MISTAKES, build_mistake
 
-from pallas_puzzles import support
 from pallas_puzzles.backends import GPU, INTERPRET, TPU, Mode
+from pallas_puzzles.checking import support
 from pallas_puzzles.dev import examples
 from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.checker import check_puzzle
@@ -207,8 +207,8 @@ def test_a_read_racing_with_a_refill_is_a_slot_in_use_in_either_order():
     """What CI once saw (the consumer's read raced with the refill, the read found it), as the detector's
     data: the reader waited for an earlier copy into the same window, so the racing copy refilled a buffer
     still in use. A read that waited for no copy into the window races with the copy it skipped waiting for."""
-    from pallas_puzzles.engine.targets.mgpu import faults, races
-    from pallas_puzzles.engine.targets.mgpu.record import Access, Race
+    from pallas_puzzles.engine.targets.mosaic_gpu import faults, races
+    from pallas_puzzles.engine.targets.mosaic_gpu.record import Access, Race
 
     first_copy, refill = _Clock(), _Clock()
     after_wait = _Clock(before=(first_copy,))  # the consumer waited on the first copy's barrier

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pallas_puzzles.engine.explain.source import remember_source
-from pallas_puzzles.engine.targets.multichip import options, traffic
-from pallas_puzzles.engine.targets.multichip.explain import Explainer
-from pallas_puzzles.engine.targets.multichip.monitor import (
+from pallas_puzzles.engine.learner_lines import remember_source
+from pallas_puzzles.engine.targets.tpu_multichip import options, traffic
+from pallas_puzzles.engine.targets.tpu_multichip.explain import Explainer
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
     Access,
     BadDevice,
     CopyInfo,
@@ -149,8 +149,8 @@ def test_a_long_wait_on_several_devices_is_left_to_the_targets_watchdog(monkeypa
     from types import SimpleNamespace
 
     from pallas_puzzles.backends import INTERPRET
-    from pallas_puzzles.engine.intercept import dma_watch
-    from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
+    from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch
+    from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession, session_scope
 
     semaphore = SimpleNamespace(count_by_core=[0], tasks=[[]])
     check_failed = dma_watch._watch_check_failed(lambda memory: None)

@@ -12,10 +12,11 @@ import pytest
 from test_mistakes import COURSE
 
 from pallas_puzzles.backends import INTERPRET, TPU
-from pallas_puzzles.engine import multiples, specs
+from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
-from pallas_puzzles.engine.intercept import dma_watch, patch
-from pallas_puzzles.engine.intercept.session import StrictSession, session_scope
+from pallas_puzzles.engine.targets.pallas_call import multiples
+from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, patch
+from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession, session_scope
 
 
 def _calls_at(puzzle, sizes):

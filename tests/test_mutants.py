@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()

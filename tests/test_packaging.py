@@ -59,4 +59,4 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path):
     assert started.returncode == 0, started.stdout + started.stderr
     assert (sorted(p.name for p in (tmp_path / "my-course" / "exercises").iterdir())
             == ["01_scale.py", "02_scale_blocked.py"])
-    assert (Path(where.strip()).parent / "course" / "mistakes.toml").is_file()
+    assert (Path(where.strip()).parent / "course" / "builtin" / "mistakes.toml").is_file()

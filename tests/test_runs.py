@@ -17,7 +17,7 @@ from rich.console import Console
 
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CaseResult, CheckResult
 from pallas_puzzles.worker import pool as pool_module
@@ -142,7 +142,7 @@ def test_the_bar_is_silent_off_a_terminal():
     (["verify", "--backend", "cuda"], None),  # the CLI itself says what is wrong
     (["verify", "--backend"], None),
 ])
-def test_the_early_checker_matches_what_the_command_will_ask_for(args, plan):
+def test_the_early_checker_matches_what_the_command_will_ask_for(args, plan, workspace):
     found = planned_check(args)
     assert (found[0], found[1], found[2].value) == ("tpu-interpret", *plan) if plan else found is None
 
@@ -151,7 +151,7 @@ def test_the_early_checker_is_for_the_target_of_the_puzzle_it_will_check(workspa
     """A checker serves one target: the puzzle named on the command line, else the current one."""
     import dataclasses
 
-    from pallas_puzzles import course_source
+    from pallas_puzzles.course import source as course_source
 
     other = tuple(dataclasses.replace(p, target="some.module:Other") if p.name == "outer_add" else p
                   for p in COURSE.puzzles)

@@ -13,7 +13,7 @@ import pytest
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from pallas_puzzles.engine.intercept.sentinel import _first_visit_flags
+from pallas_puzzles.engine.targets.pallas_call.intercept.sentinel import _first_visit_flags
 
 CASES: list[tuple[str, tuple[int, ...], Callable[..., Any] | None]] = [
     ("rows revisited", (3, 4), lambda i, j: (i, 0)),

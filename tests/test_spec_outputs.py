@@ -11,7 +11,7 @@ from test_mistakes import COURSE
 from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.engine import spec_outputs, specs
-from pallas_puzzles.engine.targets import fast_path
+from pallas_puzzles.engine.targets.pallas_call import fast_path
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_other_inputs_or_other_code_are_a_miss(folder, monkeypatch):
     spec_outputs.expected_and_flops(puzzle, other_inputs)
     changed = (inputs[0] + 1, *inputs[1:])
     spec_outputs.expected_and_flops(puzzle, changed)
-    monkeypatch.setattr("pallas_puzzles.cache.code_fingerprint", lambda folder: "a spec was edited")
+    monkeypatch.setattr("pallas_puzzles.checking.cache.code_fingerprint", lambda folder: "a spec was edited")
     spec_outputs.expected_and_flops(puzzle, inputs)
     assert computed == ["outer_add"] * 4
     expected, _ = spec_outputs.expected_and_flops(puzzle, changed)

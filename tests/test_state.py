@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from pallas_puzzles.course_file import load_course
-from pallas_puzzles.progress import Progress
-from pallas_puzzles.state import V1_NAMES, State, load_state, save_state
-from pallas_puzzles.workspace import Workspace
+from pallas_puzzles.course.reader import load_course
+from pallas_puzzles.workspace.folder import Workspace
+from pallas_puzzles.workspace.progress import Progress
+from pallas_puzzles.workspace.state import V1_NAMES, State, load_state, save_state
 
 COURSE = load_course()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pallas_puzzles.backends import INTERPRET, TPU, Mode
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.engine import targets
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.worker.client import Worker

@@ -14,8 +14,8 @@ from test_mistakes import COURSE, MISTAKES, build_mistake
 
 from pallas_puzzles.backends import INTERPRET, Mode
 from pallas_puzzles.engine.checker import check_puzzle
-from pallas_puzzles.engine.intercept.records import BlockInfo
-from pallas_puzzles.engine.intercept.tpu_blocks import problem
+from pallas_puzzles.engine.targets.pallas_call.intercept.records import BlockInfo
+from pallas_puzzles.engine.targets.pallas_call.intercept.tpu_blocks import problem
 from pallas_puzzles.findings import FindingKind
 
 # (array shape, block shape, dtype): a spread of legal and illegal blocks of rank 1 to 3.
@@ -42,7 +42,7 @@ def _mosaic_refuses(array: tuple[int, ...], block: tuple[int | None, ...], dtype
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
 
-    from pallas_puzzles.engine.explain.lowering import target_tpu
+    from pallas_puzzles.engine.targets.pallas_call.explain.lowering import target_tpu
 
     grid = tuple(-(-a // (b or 1)) for a, b in zip(array, block))
 

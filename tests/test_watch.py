@@ -32,12 +32,10 @@ from watchdog.events import (
 )
 
 from pallas_puzzles.backends import GPU, Backend
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.progress import Progress
 from pallas_puzzles.results import CheckResult
-from pallas_puzzles.state import load_state
 from pallas_puzzles.watch import (
     GOODBYE,
     Debouncer,
@@ -51,12 +49,14 @@ from pallas_puzzles.watch import (
     start_observer,
 )
 from pallas_puzzles.worker.client import CheckCancelled
-from pallas_puzzles.workspace import Workspace, init_workspace
+from pallas_puzzles.workspace.folder import Workspace, init_workspace
+from pallas_puzzles.workspace.progress import Progress
+from pallas_puzzles.workspace.state import load_state
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = load_course()
 FIRST = "01_constant_add.py"
-SOLUTION_1 = (REPO / "course" / "solutions" / FIRST).read_text()
+SOLUTION_1 = (REPO / "solutions" / FIRST).read_text()
 NOTICE = re.compile(r"still checking 01_constant_add\.py… \d+ s — save again or press r to restart, q to quit")
 
 
@@ -108,7 +108,7 @@ class FakeChecker:
                 raise CheckCancelled()
             if self.error is not None:
                 raise self.error
-            passed = text == (REPO / "course" / "solutions" / puzzle.file).read_text()
+            passed = text == (REPO / "solutions" / puzzle.file).read_text()
             self.verdicts.append(index)
             return CheckResult(number=puzzle.number, name=puzzle.name, file=str(file),
                                backend="interpret", passed=passed)
@@ -174,7 +174,7 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
 
 
 def solve(workspace: Path, file: str) -> None:
-    shutil.copyfile(REPO / "course" / "solutions" / file, workspace / "exercises" / file)
+    shutil.copyfile(REPO / "solutions" / file, workspace / "exercises" / file)
 
 
 # -- the loop, with injected events -------------------------------------------
@@ -704,7 +704,7 @@ def test_a_save_stops_a_never_ending_kernel_and_ctrl_c_says_goodbye(workspace: P
         time.sleep(3)
         assert watch.wait_for("still checking 01_constant_add.py", timeout=10), watch.text
         assert "solved!" not in watch.text
-        shutil.copyfile(REPO / "course" / "solutions" / FIRST, exercise)
+        shutil.copyfile(REPO / "solutions" / FIRST, exercise)
         assert watch.wait_for("solved!", timeout=10), watch.text
         watch.process.send_signal(signal.SIGINT)
         assert watch.process.wait(timeout=60) == 130  # Ctrl-C: the exit code every command gives it

@@ -138,7 +138,7 @@ def test_watch_at_80x24_keeps_the_pass_on_screen_until_the_learner_acts(workspac
     assert watching.wait_for("not started", "TODO"), watching.text
     assert "Puzzle 1: Constant add" in watching.text and "output elements" not in watching.text
 
-    _save(first, (REPO / "course" / "solutions" / "01_constant_add.py").read_text())
+    _save(first, (REPO / "solutions" / "01_constant_add.py").read_text())
     assert watching.wait_for("solved!", "✓ passed", timeout=90), watching.text
     # The pass stays: no check of puzzle 2 replaces it while the learner reads.
     assert _still(watching, lambda screen: "solved!" in screen and "✓ passed" in screen, 3.0), watching.text

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pallas_puzzles.backends import INTERPRET
-from pallas_puzzles.course_file import load_course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.worker.client import Worker
 
@@ -23,7 +23,7 @@ def test_a_crash_is_reported_and_the_worker_replaced(tmp_path):
         assert not result.passed and result.finding.kind is FindingKind.CRASH
         assert "fresh one was started" in result.finding.message
         assert worker.restarts == 1
-        again = worker.check(puzzle, REPO / "course" / "solutions" / puzzle.file)
+        again = worker.check(puzzle, REPO / "solutions" / puzzle.file)
         assert again.passed
 
 
@@ -33,14 +33,14 @@ def test_the_worker_is_reused_between_checks():
         worker.start()
         first = worker._process.pid
         for _ in range(3):
-            assert worker.check(puzzle, REPO / "course" / "solutions" / puzzle.file).passed
+            assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed
         assert worker._process.pid == first and worker.restarts == 0
 
 
 def test_learner_prints_are_captured_not_mixed_into_our_output(tmp_path):
     puzzle = COURSE.find(1)
     noisy = tmp_path / puzzle.file
-    noisy.write_text((REPO / "course" / "solutions" / puzzle.file).read_text().replace(
+    noisy.write_text((REPO / "solutions" / puzzle.file).read_text().replace(
         "    z_ref[...] = x_ref[...] + 10.0",
         '    jax.debug.print("block starts with {}", x_ref[0])\n    z_ref[...] = x_ref[...] + 10.0',
     ))
@@ -58,7 +58,7 @@ def test_findings_quote_the_current_text_after_lines_are_inserted_above(tmp_path
     JAX (whose traceback code would refresh Python's line cache by chance).
     """
     puzzle = COURSE.find(2)
-    good = (REPO / "course" / "solutions" / puzzle.file).read_text()
+    good = (REPO / "solutions" / puzzle.file).read_text()
     bug = "in_specs=[pl.BlockSpec((B,), lambda i: (i + 1,))],"
     wrong = good.replace("in_specs=[pl.BlockSpec((B,), lambda i: (i,))],", bug)
     assert wrong != good
@@ -87,7 +87,7 @@ def test_a_failing_drain_thread_reaches_the_caller_instead_of_hanging(monkeypatc
 
     monkeypatch.setattr(Worker, "check", broken_check)
     pool = WorkerPool("interpret", 2)  # never started: check is the only thing that runs
-    jobs = [(COURSE.find(n), REPO / "course" / "solutions" / COURSE.find(n).file) for n in (1, 2, 3)]
+    jobs = [(COURSE.find(n), REPO / "solutions" / COURSE.find(n).file) for n in (1, 2, 3)]
     outcome: dict[str, BaseException] = {}
 
     def consume() -> None:
@@ -114,7 +114,7 @@ def test_cancel_stops_a_running_check_at_once(tmp_path):
 
     puzzle = COURSE.find(1)
     spinning = tmp_path / puzzle.file
-    spinning.write_text((REPO / "course" / "solutions" / puzzle.file).read_text().replace(
+    spinning.write_text((REPO / "solutions" / puzzle.file).read_text().replace(
         "    z_ref[...] = x_ref[...] + 10.0",
         "    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
         "    z_ref[...] = x_ref[...] + 10.0 + 0.0 * spin",
@@ -136,7 +136,7 @@ def test_cancel_stops_a_running_check_at_once(tmp_path):
         worker.cancel()
         thread.join(timeout=10)
         assert "cancelled" in outcome and outcome["cancelled"] - asked < 2.0
-        assert worker.check(puzzle, REPO / "course" / "solutions" / puzzle.file).passed  # a fresh worker takes over
+        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed  # a fresh worker takes over
 
 
 def test_the_time_limit_is_the_puzzles_own_unless_overridden(monkeypatch):
@@ -163,7 +163,7 @@ SPIN = ("    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.
 def test_a_time_out_names_the_loop_and_its_time_matches_its_limit(tmp_path, monkeypatch):
     puzzle = COURSE.find(1)
     spinning = tmp_path / puzzle.file
-    source = (REPO / "course" / "solutions" / puzzle.file).read_text()
+    source = (REPO / "solutions" / puzzle.file).read_text()
     spinning.write_text(source.replace("    z_ref[...] = x_ref[...] + 10.0\n", SPIN))
     monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", "4")
     with Worker("interpret") as worker:

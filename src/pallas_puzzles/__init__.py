@@ -2,7 +2,7 @@
 
 In a notebook or script: `import pallas_puzzles as pp`, then `pp.exercise(N)`,
 `pp.check(N, launcher)`, `pp.show(N, launcher)`, `pp.hint(N)`, `pp.list()` and
-`pp.solution(N)` (see `pallas_puzzles.api` and `pallas_puzzles.api_course`).
+`pp.solution(N)` (see `pallas_puzzles.notebook.api` and `pallas_puzzles.notebook.course`).
 Importing the package stays light: JAX is imported on the first check.
 """
 
@@ -15,12 +15,12 @@ __all__ = ["check", "check_file", "exercise", "hint", "show", "solution"]
 
 # name -> (module, attribute): loaded on first use, so the CLI never pays for them.
 _API = {
-    "check": ("api", "check"),
-    "show": ("api", "show"),
-    "exercise": ("api_course", "exercise"),
-    "hint": ("api_course", "hint"),
-    "list": ("api_course", "list_puzzles"),
-    "solution": ("api_course", "solution"),
+    "check": ("notebook.api", "check"),
+    "show": ("notebook.api", "show"),
+    "exercise": ("notebook.course", "exercise"),
+    "hint": ("notebook.course", "hint"),
+    "list": ("notebook.course", "list_puzzles"),
+    "solution": ("notebook.course", "solution"),
 }
 
 
@@ -29,7 +29,7 @@ def check_file(path: str) -> int:
 
     Returns the exit code `pallas-puzzles verify` would give for that puzzle.
     """
-    from pallas_puzzles.commands import verify_file
+    from pallas_puzzles.commands.verify import verify_file
 
     return verify_file(path)
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from pallas_puzzles import backends, commands
+from pallas_puzzles import backends
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.boundary import run_guarded
 from pallas_puzzles.output import Output
@@ -64,7 +64,9 @@ def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollO
     """Without a command, start watch mode."""
     ctx.obj = {"backend": backend}
     if ctx.invoked_subcommand is None:
-        _run(lambda out: commands.cmd_watch(out, _backend(ctx, None), poll))
+        from pallas_puzzles.commands.watch import cmd_watch
+
+        _run(lambda out: cmd_watch(out, _backend(ctx, None), poll))
 
 
 @app.command()
@@ -75,13 +77,17 @@ def init(directory: Annotated[Path, typer.Argument(metavar="DIR", help="Folder f
                                                          "course package (default: the built-in course).")]
          = None) -> None:
     """Write a fresh workspace: exercises, an empty solutions folder, progress file, README."""
-    _run(lambda out: commands.cmd_init(out, directory, course))
+    from pallas_puzzles.commands.init import cmd_init
+
+    _run(lambda out: cmd_init(out, directory, course))
 
 
 @app.command()
 def watch(ctx: typer.Context, backend: BackendOption = None, poll: PollOption = False) -> None:
     """Check the current puzzle on every save and move on when it passes."""
-    _run(lambda out: commands.cmd_watch(out, _backend(ctx, backend), poll))
+    from pallas_puzzles.commands.watch import cmd_watch
+
+    _run(lambda out: cmd_watch(out, _backend(ctx, backend), poll))
 
 
 @app.command()
@@ -89,7 +95,9 @@ def verify(ctx: typer.Context, puzzle: PuzzleArgument = None, all_: AllOption = 
            solutions: SolutionsOption = False, backend: BackendOption = None, as_json: JsonOption = False,
            format_name: FormatOption = None) -> None:
     """Check one puzzle (or --all) once: exit 0 on pass, 1 on fail, 2 on bad input."""
-    _run(lambda out: commands.cmd_verify(out, puzzle, all_, _backend(ctx, backend), solutions), as_json, format_name)
+    from pallas_puzzles.commands.verify import cmd_verify
+
+    _run(lambda out: cmd_verify(out, puzzle, all_, _backend(ctx, backend), solutions), as_json, format_name)
 
 
 @app.command()
@@ -97,7 +105,9 @@ def lower(puzzle: PuzzleArgument = None,
           all_: Annotated[bool, typer.Option("--all", help="Check every puzzle that runs on a TPU.")] = False,
           solutions: SolutionsOption = False, as_json: JsonOption = False, format_name: FormatOption = None) -> None:
     """Without a TPU: check that a kernel lowers for one (Mosaic's block rules), on this machine."""
-    _run(lambda out: commands.cmd_verify(out, puzzle, all_, backends.TPU.name, solutions, Mode.LOWER), as_json,
+    from pallas_puzzles.commands.verify import cmd_verify
+
+    _run(lambda out: cmd_verify(out, puzzle, all_, backends.TPU.name, solutions, Mode.LOWER), as_json,
          format_name)
 
 
@@ -108,13 +118,17 @@ def perf(ctx: typer.Context, puzzle: PuzzleArgument = None, solution: SolutionsO
                                                        "v5p, v6e.")] = None,
          backend: BackendOption = None, as_json: JsonOption = False, format_name: FormatOption = None) -> None:
     """Check a puzzle and show its performance card: HBM traffic, VMEM, estimated TPU time."""
-    _run(lambda out: commands.cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip), as_json, format_name)
+    from pallas_puzzles.commands.verify import cmd_perf
+
+    _run(lambda out: cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip), as_json, format_name)
 
 
 @app.command()
 def doctor() -> None:
     """Report Python, JAX, devices, the backend `auto` picks, the cache, the watcher and the workspace."""
-    _run(commands.cmd_doctor)
+    from pallas_puzzles.commands.doctor import cmd_doctor
+
+    _run(cmd_doctor)
 
 
 @app.command()
@@ -123,13 +137,17 @@ def hint(puzzle: PuzzleArgument = None,
                                                    help="Show hints 1 to K (outside a workspace "
                                                         "nothing is remembered).")] = None) -> None:
     """Show the next hint level for a puzzle (works in any folder)."""
-    _run(lambda out: commands.cmd_hint(out, puzzle, level))
+    from pallas_puzzles.commands.hint import cmd_hint
+
+    _run(lambda out: cmd_hint(out, puzzle, level))
 
 
 @app.command("list")
 def list_puzzles(as_json: JsonOption = False, format_name: FormatOption = None) -> None:
     """Table of puzzles: number, name, status, file (works in any folder)."""
-    _run(commands.cmd_list, as_json, format_name)
+    from pallas_puzzles.commands.listing import cmd_list
+
+    _run(cmd_list, as_json, format_name)
 
 
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -143,13 +161,17 @@ def _confirm(question: str) -> bool:
 def reset(puzzle: Annotated[str, typer.Argument(metavar="PUZZLE", help="Puzzle number or name.")],
           yes: YesOption = False) -> None:
     """Restore a puzzle's stub; your current file is backed up first."""
-    _run(lambda out: commands.cmd_reset(out, puzzle, yes, _confirm))
+    from pallas_puzzles.commands.reset import cmd_reset
+
+    _run(lambda out: cmd_reset(out, puzzle, yes, _confirm))
 
 
 @app.command()
 def solution(puzzle: PuzzleArgument = None, yes: YesOption = False) -> None:
     """Show the reference solution (asks first if you have not solved the puzzle; works in any folder)."""
-    _run(lambda out: commands.cmd_solution(out, puzzle, yes, _confirm))
+    from pallas_puzzles.commands.solution import cmd_solution
+
+    _run(lambda out: cmd_solution(out, puzzle, yes, _confirm))
 
 
 @app.command()
@@ -162,7 +184,9 @@ def show(ctx: typer.Context, puzzle: PuzzleArgument = None, solution: SolutionsO
          no_open: Annotated[bool, typer.Option("--no-open", help="With --html: do not open a browser.")] = False,
          backend: BackendOption = None) -> None:
     """Step through the grid: the block each program reads and writes, and where the output is wrong."""
-    _run(lambda out: commands.cmd_show(out, puzzle, _backend(ctx, backend), solution, case, html, not no_open))
+    from pallas_puzzles.commands.show import cmd_show
+
+    _run(lambda out: cmd_show(out, puzzle, _backend(ctx, backend), solution, case, html, not no_open))
 
 
 @app.command()
@@ -186,7 +210,7 @@ def grade(ctx: typer.Context,
           = DEFAULT_MEMORY_MIB,
           backend: BackendOption = None) -> None:
     """Check many learners' work against one course: one table of submission x puzzle."""
-    from pallas_puzzles.grade import cmd_grade
+    from pallas_puzzles.commands.grade import cmd_grade
 
     out = Output.for_table()
     raise typer.Exit(run_guarded(lambda: cmd_grade(out, submissions, course, _backend(ctx, backend), csv_file,
@@ -202,7 +226,7 @@ app.add_typer(dev_app)
 def dev_new(directory: Annotated[Path, typer.Argument(metavar="DIR",
                                                       help="A new or empty folder for the course.")]) -> None:
     """Write a small working course (one chapter, two puzzles) to start from."""
-    from pallas_puzzles.dev import commands as dev
+    from pallas_puzzles.commands import dev
 
     _run(lambda out: dev.cmd_new(out, directory))
 
@@ -215,7 +239,7 @@ def dev_check(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The
                                                                "gpu or tpu.")] = None,
               as_json: JsonOption = False) -> None:
     """Check a course: its files, every stub fails, every solution passes (and lowers), every example."""
-    from pallas_puzzles.dev import commands as dev
+    from pallas_puzzles.commands import dev
 
     _run(lambda out: dev.cmd_check(out, directory, backend), as_json)
 

@@ -16,7 +16,7 @@ from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.source_line import SourceLine
 
 if TYPE_CHECKING:
-    from pallas_puzzles.engine.targets.multichip.traffic import RingTraffic
+    from pallas_puzzles.engine.targets.tpu_multichip.traffic import RingTraffic
     from pallas_puzzles.perf.figures import Performance
 
 

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pallas_puzzles import backends, support
+from pallas_puzzles import backends
 from pallas_puzzles.backends import Mode
-from pallas_puzzles.course_file import COURSE_FILE, load_course
+from pallas_puzzles.checking import support
+from pallas_puzzles.course.model import Course, Puzzle
+from pallas_puzzles.course.reader import COURSE_FILE, load_course
 from pallas_puzzles.dev import examples, static
 from pallas_puzzles.dev.static import Problem
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.metadata import Course, Puzzle
 from pallas_puzzles.report.headline import first_finding, headline
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status

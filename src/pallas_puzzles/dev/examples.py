@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pallas_puzzles.course_file import CourseError
+from pallas_puzzles.course.model import Course
+from pallas_puzzles.course.reader import CourseError
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Course
 
 MISTAKES = "mistakes.toml"
 CORRECT = "correct.toml"

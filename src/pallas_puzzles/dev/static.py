@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pallas_puzzles import backends
-from pallas_puzzles.course_file import COURSE_FILE, TIMES_FILE
+from pallas_puzzles.course.model import Course, Puzzle
+from pallas_puzzles.course.reader import COURSE_FILE, TIMES_FILE
 from pallas_puzzles.dev import examples
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.metadata import Course, Puzzle
 
 # What may sit at the top of a course folder besides its three folders of puzzle files.
 TOP_FILES = {COURSE_FILE, TIMES_FILE, examples.MISTAKES, examples.CORRECT, "__init__.py", "py.typed"}
@@ -146,7 +146,10 @@ def stray_files(course: Course) -> list[Problem]:
     }
     allowed_top = TOP_FILES | set(expected) | _local_target_files(course)
     found = []
-    for entry in sorted(course.folder.iterdir()):
+    # The built-in course in a clone keeps exercises/ and solutions/ at the repository's top.
+    entries = [*course.folder.iterdir(), *((course.files / name) for name in ("exercises", "solutions")
+                                           if course.files != course.folder)]
+    for entry in sorted(entries, key=lambda path: path.name):
         name = entry.name
         if name.startswith(".") or name in IGNORED:
             continue

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from pallas_puzzles.backends import Backend
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.engine import spec_outputs, specs
-from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CallLayout, CaseResult, Finding
 
 CaseData = tuple[tuple[np.ndarray, ...], np.ndarray, float]

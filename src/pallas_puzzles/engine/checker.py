@@ -17,15 +17,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pallas_puzzles import support
 from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.checking import support
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.case import Case
-from pallas_puzzles.engine.explain.runtime import import_finding, syntax_finding
-from pallas_puzzles.engine.explain.source import make_line, remember_source
+from pallas_puzzles.engine.file_faults import import_finding, syntax_finding
+from pallas_puzzles.engine.learner_lines import make_line, remember_source
 from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult, Finding
 
 _module_counter = itertools.count()
@@ -66,7 +66,7 @@ def _pristine_stub(stub: Path) -> tuple[Path, str] | None:
 def _not_started(puzzle: Puzzle, path: Path, text: str) -> Finding | None:
     """A finding when the file is still the original stub: nothing of the learner's to judge."""
     stub = _pristine_stub(puzzle.stub_path)
-    # In the source checkout the learner edits the course file itself: nothing to compare with.
+    # The course's own stub checked as itself (dev check): judged by running it, not as "not started".
     if stub is None or stub[0] == path.resolve():
         return None
     if puzzle.tour or text != stub[1]:

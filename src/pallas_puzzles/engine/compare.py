@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pallas_puzzles.engine.intercept.sentinel import fill_for
+from pallas_puzzles.engine.unwritten import fill_for
 from pallas_puzzles.results import BadElement, ElementFault, Mismatch
 
 MAX_EXAMPLES = 6

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from pallas_puzzles import backends, cache
+from pallas_puzzles import backends
+from pallas_puzzles.checking import cache
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.engine import specs
-from pallas_puzzles.engine.targets import fast_path
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.engine.targets.pallas_call import fast_path
 
 MAX_ENTRIES = 2000  # a few courses' worth of cases; the oldest go first
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pallas_puzzles.metadata import InputSpec, Puzzle, Reshape
+from pallas_puzzles.course.model import InputSpec, Puzzle, Reshape
 
 
 @functools.cache

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pallas_puzzles.course.model import Budget
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Budget
 from pallas_puzzles.perf.figures import OperandCost, Performance
 from pallas_puzzles.perf.waste import kib, launcher_waste
 from pallas_puzzles.results import CallLayout, Finding

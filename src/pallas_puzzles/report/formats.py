@@ -17,14 +17,14 @@ import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.metadata import Course, Puzzle
 from pallas_puzzles.results import CheckResult
 
 if TYPE_CHECKING:
     from pallas_puzzles.dev.check import CourseCheck
-    from pallas_puzzles.progress import Progress
     from pallas_puzzles.report.frames import GridView
+    from pallas_puzzles.workspace.progress import Progress
 
 # name -> "module:Class"; the first is the default.
 FORMATS: dict[str, str] = {

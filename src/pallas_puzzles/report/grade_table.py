@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from pallas_puzzles.grade_results import GradeTable
+    from pallas_puzzles.checking.grade_results import GradeTable
 
 SCHEMA_VERSION = 1
 

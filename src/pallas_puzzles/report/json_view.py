@@ -21,8 +21,8 @@ from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, S
 
 if TYPE_CHECKING:
     from pallas_puzzles.dev.check import CourseCheck
-    from pallas_puzzles.engine.targets.multichip.traffic import RingTraffic
-    from pallas_puzzles.progress import Progress
+    from pallas_puzzles.engine.targets.tpu_multichip.traffic import RingTraffic
+    from pallas_puzzles.workspace.progress import Progress
 
 SCHEMA_VERSION = 1
 

@@ -21,7 +21,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CheckResult
 
 

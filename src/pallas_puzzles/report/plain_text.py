@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.report import terminal
 from pallas_puzzles.results import CheckResult
 

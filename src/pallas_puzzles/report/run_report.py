@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from pallas_puzzles.metadata import Course, Puzzle
+from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.report import formats
 from pallas_puzzles.results import CheckResult, Status
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch
 
 # The block map's cells, in the order its legend lists them.

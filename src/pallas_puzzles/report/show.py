@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.errors import EXIT_FAIL, UserError
-from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.report import grid_html
 from pallas_puzzles.report.frames import GridView, build_view
 from pallas_puzzles.report.grid_html import GENERATOR_MARK

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pallas_puzzles import backends
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.report import sentences, verdict_text
 from pallas_puzzles.report.formats import Format, RunReport, Verdict
 from pallas_puzzles.report.verdict_text import file_link
@@ -25,9 +25,8 @@ from pallas_puzzles.results import CheckResult
 
 if TYPE_CHECKING:
     from pallas_puzzles.dev.check import CourseCheck
-    from pallas_puzzles.doctor import Report
-    from pallas_puzzles.progress import HintReveal, Progress
     from pallas_puzzles.report.frames import GridView
+    from pallas_puzzles.workspace.progress import HintReveal, Progress
 
 
 def make_console(force_plain: bool = False, stderr: bool = False) -> Console:
@@ -157,24 +156,6 @@ def render_watch_header(console: Console, progress: Progress, keys: bool) -> Non
 def render_source(console: Console, path: Path) -> None:
     """A file's code, highlighted, without line numbers: a learner copies from it."""
     console.print(Syntax(path.read_text(encoding="utf-8"), "python", line_numbers=False))
-
-
-def render_doctor(console: Console, report: Report) -> None:
-    table = Table(title="pallas-puzzles doctor", show_header=False)
-    table.add_column("item", style="bold", no_wrap=True)
-    table.add_column("value")
-    table.add_column("", no_wrap=True)
-    for line in report.lines:
-        mark = Text("ok", style="green") if line.ok else Text("problem", style="bold red")
-        value = Text(line.value)
-        if line.fix:
-            value.append("\n→ " + line.fix, style="yellow")
-        table.add_row(line.item, value, mark)
-    console.print(table)
-    if report.healthy:
-        console.print(Text("Everything needed is in place.", style="green"))
-    else:
-        console.print(Text("Fix the problems above, then run `pallas-puzzles doctor` again.", style="bold red"))
 
 
 def render_result(console: Console, result: CheckResult, puzzle: Puzzle) -> None:

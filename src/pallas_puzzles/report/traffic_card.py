@@ -12,7 +12,7 @@ from rich.text import Text
 from pallas_puzzles.results import CheckResult
 
 if TYPE_CHECKING:
-    from pallas_puzzles.engine.targets.multichip.traffic import RingTraffic
+    from pallas_puzzles.engine.targets.tpu_multichip.traffic import RingTraffic
 
 
 def traffic_case(result: CheckResult) -> RingTraffic | None:

@@ -12,15 +12,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pallas_puzzles import backends
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.report import sentences
 from pallas_puzzles.report.formats import Format, Verdict
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, value_text
 
 if TYPE_CHECKING:
-    from pallas_puzzles.progress import Progress
     from pallas_puzzles.report.frames import GridView
+    from pallas_puzzles.workspace.progress import Progress
 
 STYLE = """<style>
 .pp-verdict{font:14px system-ui,sans-serif;border-left:4px solid #c0362c;padding:6px 12px;margin:4px 0}

@@ -15,8 +15,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.report import sentences
 from pallas_puzzles.results import (
     CaseResult,

@@ -13,10 +13,9 @@ import queue
 
 from rich.console import Console
 
-from pallas_puzzles import support
-from pallas_puzzles.cache import ResultCache
+from pallas_puzzles.checking import support
+from pallas_puzzles.checking.cache import ResultCache
 from pallas_puzzles.errors import EXIT_INTERRUPTED
-from pallas_puzzles.progress import Progress
 from pallas_puzzles.report import terminal
 from pallas_puzzles.watch.events import (
     CheckFinished,
@@ -33,6 +32,7 @@ from pallas_puzzles.watch.events import (
 from pallas_puzzles.watch.loop import GOODBYE, WatchLoop, say_goodbye
 from pallas_puzzles.watch.runner import CachingChecker, Checker, CheckRunner
 from pallas_puzzles.worker.by_target import WorkersByTarget
+from pallas_puzzles.workspace.progress import Progress
 
 __all__ = [
     "CachingChecker",

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from pallas_puzzles import support
 from pallas_puzzles.backends import Backend
+from pallas_puzzles.checking import support
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.errors import EXIT_INTERRUPTED, EXIT_PASS, UserError
-from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.progress import Progress
 from pallas_puzzles.report import terminal
 from pallas_puzzles.watch.events import (
     CheckFinished,
@@ -33,6 +32,7 @@ from pallas_puzzles.watch.events import (
 )
 from pallas_puzzles.watch.runner import Checker, CheckRunner
 from pallas_puzzles.watch.screen import Screen
+from pallas_puzzles.workspace.progress import Progress
 
 GOODBYE = "Bye! Run `pallas-puzzles watch` to carry on where you left off."
 NOTICE_AFTER_SECONDS = 1.5  # a check this old tells the learner it is still running

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pallas_puzzles.cache import ResultCache
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.checking.cache import ResultCache
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.watch.events import CheckFinished, EventQueue
 from pallas_puzzles.worker.client import CheckCancelled

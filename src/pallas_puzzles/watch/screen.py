@@ -14,11 +14,11 @@ from rich.panel import Panel
 from rich.status import Status
 from rich.text import Text
 
-from pallas_puzzles.metadata import Puzzle
-from pallas_puzzles.progress import HintReveal, PassOutcome, Progress
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.report import perf_card, terminal, verdict_text
 from pallas_puzzles.report.verdict_text import file_link
 from pallas_puzzles.results import CheckResult
+from pallas_puzzles.workspace.progress import HintReveal, PassOutcome, Progress
 
 
 class Screen:

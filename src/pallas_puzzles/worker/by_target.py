@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pallas_puzzles.backends import Backend, Mode
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.worker.client import Worker
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.engine.targets import process
-from pallas_puzzles.engine.targets.fast_path import start_up_out_of_collectors_sight
+from pallas_puzzles.engine.targets.pallas_call.fast_path import start_up_out_of_collectors_sight
 from pallas_puzzles.engine.targets.process import Started
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from pallas_puzzles import backends
 from pallas_puzzles.backends import Backend, Mode
-from pallas_puzzles.course_file import DEFAULT_TARGET
+from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.course.reader import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult, Finding
 from pallas_puzzles.source_line import SourceLine
 from pallas_puzzles.worker import launch

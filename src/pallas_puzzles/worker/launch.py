@@ -71,8 +71,8 @@ def spawn(target: str, requested: str, mode: Mode) -> Spawned:
 def _likely_target(key: str | None, every_puzzle: bool) -> str:
     """The target of the puzzle named (or else the workspace's current one); a guess: any doubt
     gives the course's first puzzle's, and a wrong guess only costs the time of a second start."""
-    from pallas_puzzles.course_source import course_of
-    from pallas_puzzles.workspace import find_workspace
+    from pallas_puzzles.course.source import course_of
+    from pallas_puzzles.workspace.folder import find_workspace
 
     workspace = find_workspace(Path.cwd())
     course = course_of(workspace)

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pallas_puzzles.backends import Backend, Mode
-from pallas_puzzles.course_file import DEFAULT_TARGET
+from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.course.reader import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.metadata import Puzzle
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.worker.client import Limits, Worker
 

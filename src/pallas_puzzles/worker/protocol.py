@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from pallas_puzzles.metadata import Puzzle
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CheckResult
 
 

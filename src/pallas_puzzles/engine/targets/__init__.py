@@ -20,10 +20,10 @@ from types import ModuleType
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
 from pallas_puzzles.engine.targets.device import Device
-from pallas_puzzles.engine.targets.mosaic_gpu import MosaicGpuDevice, MosaicGpuTarget
+from pallas_puzzles.engine.targets.mosaic_gpu.target import MosaicGpuDevice, MosaicGpuTarget
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
 from pallas_puzzles.engine.targets.tpu_lowering import TpuLowering
-from pallas_puzzles.engine.targets.tpu_multichip import TpuMultichip
+from pallas_puzzles.engine.targets.tpu_multichip.target import TpuMultichip
 from pallas_puzzles.errors import UserError
 
 __all__ = ["BUILTIN", "ProcessSetup", "Target", "for_check", "get", "partner_name"]

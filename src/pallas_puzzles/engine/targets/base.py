@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pallas_puzzles.backends import Backend
+    from pallas_puzzles.course.model import Puzzle
     from pallas_puzzles.engine.case import Case
-    from pallas_puzzles.metadata import Puzzle
     from pallas_puzzles.results import CaseResult
 
 

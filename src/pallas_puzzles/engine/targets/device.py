@@ -27,7 +27,7 @@ class Device(Target):
     def start(self) -> None:
         import warnings
 
-        from pallas_puzzles.engine.intercept import patch
+        from pallas_puzzles.engine.targets.pallas_call.intercept import patch
 
         patch.install()
         # Pallas's Triton lowering compiles the course's portable subset (pallas_call with
@@ -44,7 +44,7 @@ class Device(Target):
             pass
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
-        from pallas_puzzles.engine.targets import pallas_case
+        from pallas_puzzles.engine.targets.pallas_call import case_runner as pallas_case
 
         return pallas_case.run(case, entry, self.reset, self.cost_card)
 

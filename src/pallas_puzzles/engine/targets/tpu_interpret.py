@@ -15,14 +15,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
-from pallas_puzzles.engine.targets.fast_path import FastPath, trim_heap
+from pallas_puzzles.engine.targets.pallas_call.fast_path import FastPath, trim_heap
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from pallas_puzzles.backends import Backend
+    from pallas_puzzles.course.model import Puzzle
     from pallas_puzzles.engine.case import Case
-    from pallas_puzzles.metadata import Puzzle
     from pallas_puzzles.results import CaseResult
 
 # Checked on jax 0.10.2 and 0.12.0.1: lowering any interpreted pallas_call imports
@@ -47,7 +47,7 @@ class TpuInterpreter(Target):
         self.puzzles_kept = 0  # puzzles since JAX's caches were last cleared
 
     def start(self) -> None:
-        from pallas_puzzles.engine.intercept import dma_watch, eager, patch
+        from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, eager, patch
 
         patch.install()
         dma_watch.install()
@@ -55,8 +55,8 @@ class TpuInterpreter(Target):
         eager.reuse_contexts(self.fast.context_reuse)
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
-        from pallas_puzzles.engine.intercept import eager
-        from pallas_puzzles.engine.targets import pallas_case
+        from pallas_puzzles.engine.targets.pallas_call import case_runner as pallas_case
+        from pallas_puzzles.engine.targets.pallas_call.intercept import eager
 
         with eager.eagerly(self.fast.eager_grid_limit, self.fast.numpy_ops):
             return pallas_case.run(case, entry, self.reset, self.cost_card)
@@ -64,12 +64,12 @@ class TpuInterpreter(Target):
     def after_cases(self, puzzle: Puzzle, entry: Callable[..., Any], learner_file: Path,
                     backend: Backend) -> CaseResult | None:
         """The index maps at sizes that are exact multiples of the blocks (engine/multiples.py)."""
-        from pallas_puzzles.engine import multiples
+        from pallas_puzzles.engine.targets.pallas_call import multiples
 
         return multiples.check(puzzle, entry, learner_file, backend)
 
     def reset(self) -> None:
-        from pallas_puzzles.engine.intercept import patch
+        from pallas_puzzles.engine.targets.pallas_call.intercept import patch
 
         patch.reset_interpreter()
 

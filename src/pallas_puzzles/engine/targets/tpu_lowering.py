@@ -26,16 +26,16 @@ class TpuLowering(Target):
     summary: ClassVar[str] = "Mosaic's TPU lowering and block rules, run on this machine's CPU for a TPU v5e"
 
     def start(self) -> None:
-        from pallas_puzzles.engine.intercept import patch
+        from pallas_puzzles.engine.targets.pallas_call.intercept import patch
 
         patch.install()
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
         import jax
 
-        from pallas_puzzles.engine.explain import lowering
-        from pallas_puzzles.engine.intercept.session import StrictViolation, session_scope
-        from pallas_puzzles.engine.targets import pallas_case
+        from pallas_puzzles.engine.targets.pallas_call import case_runner as pallas_case
+        from pallas_puzzles.engine.targets.pallas_call.explain import lowering
+        from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, session_scope
 
         session = pallas_case.new_session(case)
         session.tpu_block_rules = False  # Mosaic's own lowering applies them here, in its own words

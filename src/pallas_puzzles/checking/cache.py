@@ -1,0 +1,177 @@
+"""The result cache: a file the checker has already judged is not judged again.
+
+A verdict is stored under a key made of everything that can change it: the
+learner file's path and bytes, the puzzle's name, the course and checker code (every
+file of this package, the course file and specs, and the puzzle's pristine stub), the Python, jax and
+jaxlib versions, the backend, the mode and options, and the JAX/XLA settings
+in the environment. Any change gives a new key, so a stored verdict is never
+stale; it is only ever unused. Verdicts that depend on the moment rather than
+the file (a time-out, a crash, a fault of ours) are never stored.
+
+It lives in the workspace (`.pallas_puzzles/results/`) and is safe to delete.
+Nothing here imports jax: a re-run of unchanged files never starts a checker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import pickle
+import sys
+from importlib import metadata, util
+from pathlib import Path
+
+from pallas_puzzles import backends, versions
+from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import CheckResult
+from pallas_puzzles.workspace.folder import Workspace
+
+FOLDER = "results"
+MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
+CODE_SUFFIXES = (".py", ".toml", ".json")
+# PALLAS_PUZZLES_FAST: the switches of the checker's speed-ups (the fast path, the fast compile flags):
+# a check run to rule them out must not be answered with a verdict they gave.
+ENVIRONMENT_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "LIBTPU_", "PALLAS_PUZZLES_FAST")
+MOMENTARY = {FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH, FindingKind.INTERNAL}
+ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
+
+
+def runtime_identity() -> list[str]:
+    """What an answer kept on disk depends on besides the code and its inputs: the Python, jax, jaxlib
+    and numpy that computed it, and the JAX/XLA settings (and speed-up switches) in the environment."""
+    environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES))
+    return [sys.version, *(_version(name) for name in ("jax", "jaxlib", "numpy")), repr(environment)]
+
+
+def store_atomically(path: Path, data: bytes, keep: int) -> None:
+    """Write a cache entry whole or not at all (a reader never sees half a file), then keep only the
+    `keep` newest entries of its folder (those not starting with "."). A cache that cannot be written
+    only makes the next run slower."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        os.replace(partial, path)
+        entries = [p for p in path.parent.iterdir() if not p.name.startswith(".")]
+        if len(entries) > keep:
+            entries.sort(key=lambda p: p.stat().st_mtime)
+            for old in entries[: len(entries) - keep]:
+                old.unlink(missing_ok=True)
+
+
+@functools.cache
+def code_fingerprint(course_folder: Path) -> str:
+    """A digest of the checker (every source and data file of this package) and of the course's
+    own definition (its course file and specs; each stub is keyed per puzzle)."""
+    digest = hashlib.sha256()
+    for folder, pattern in ((Path(__file__).resolve().parents[1], "**/*"), (course_folder, "*.toml"),
+                            (course_folder, "specs/*")):
+        for path in sorted(p for p in folder.glob(pattern) if p.suffix in CODE_SUFFIXES and p.is_file()):
+            digest.update(str(path.relative_to(folder)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _version(distribution: str) -> str:
+    return versions.installed(distribution) or "-"
+
+
+@functools.cache
+def accelerator_plugins() -> tuple[str, ...]:
+    """The installed packages that can give JAX an accelerator (name==version)."""
+    found = {f"{ep.dist.name}=={ep.dist.version}" for ep in metadata.entry_points(group="jax_plugins")
+             if ep.dist is not None}
+    found |= {f"{name}=={_version(name)}" for name in ACCELERATOR_DISTRIBUTIONS if _version(name) != "-"}
+    if util.find_spec("jax_plugins") is not None:  # old-style namespace plugins
+        found.add("jax_plugins")
+    return tuple(sorted(found))
+
+
+def backend_identity(requested: str, mode: Mode) -> str | None:
+    """The backend a check will run on, decided without importing jax; None when only jax can tell."""
+    if mode is Mode.LOWER:
+        return "tpu-lowering"
+    plugins = accelerator_plugins()
+    if requested == backends.INTERPRET.name:
+        return requested
+    if requested == backends.AUTO:
+        cpu_only = os.environ.get("JAX_PLATFORMS", "").strip().lower() == "cpu"
+        return backends.INTERPRET.name if cpu_only or not plugins else None
+    return f"{requested} with {','.join(plugins) or 'no plugin'}"
+
+
+def _stub_bytes(puzzle: Puzzle) -> bytes:
+    try:
+        return puzzle.stub_path.read_bytes()
+    except OSError:
+        return b""
+
+
+def cacheable(result: CheckResult) -> bool:
+    """A verdict about the file itself, not about this moment (time-outs, crashes, our faults)."""
+    kinds = {f.kind for f in result.findings} | {f.kind for c in result.cases for f in c.findings}
+    return not kinds & MOMENTARY
+
+
+class ResultCache:
+    """Stored verdicts for one backend, mode and set of options, in one workspace."""
+
+    def __init__(self, workspace: Workspace, requested: str, mode: Mode = Mode.RUN, fail_fast: bool = True) -> None:
+        self.folder = workspace.meta / FOLDER
+        self.backend = backend_identity(requested, mode)
+        self.mode = mode
+        self.fail_fast = fail_fast
+
+    @functools.cached_property
+    def _context_digest(self) -> str:
+        """What every key of this cache shares: code, versions, backend, mode, options, environment."""
+        parts = [*runtime_identity(), str(self.backend), self.mode.value, str(self.fail_fast)]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    @property
+    def resolved(self) -> Backend | None:
+        """The backend checks will run on, when it is known without starting a checker."""
+        if self.backend is None:
+            return None
+        return backends.TPU if self.mode is Mode.LOWER else backends.get(self.backend.split()[0])
+
+    def key(self, puzzle: Puzzle, file: Path) -> str | None:
+        """The key of this file's verdict; None when it cannot be stored (unknown backend, unreadable file)."""
+        if self.backend is None:
+            return None
+        try:
+            content = file.read_bytes()
+        except OSError:
+            return None
+        parts = [self._context_digest, code_fingerprint(puzzle.folder), str(file.resolve()), puzzle.name,
+                 puzzle.target]
+        digest = hashlib.sha256("\0".join(parts).encode())
+        digest.update(b"\0stub\0" + _stub_bytes(puzzle))
+        digest.update(b"\0file\0" + content)
+        return digest.hexdigest()
+
+    def get(self, key: str | None, puzzle: Puzzle) -> CheckResult | None:
+        """The verdict stored under `key` (from key() before the check), if any."""
+        if key is None:
+            return None
+        try:
+            # Our own pickles, written below by this package version (the key holds its code).
+            result = pickle.loads((self.folder / key).read_bytes())
+        except Exception:  # missing, half-written or unreadable: a miss, never an error
+            return None
+        return result if isinstance(result, CheckResult) and result.name == puzzle.name else None
+
+    def put(self, key: str | None, puzzle: Puzzle, file: Path, result: CheckResult) -> None:
+        """Store a verdict under the key taken before the check, if the file still has that key.
+
+        A file saved while it was being checked gets a new key: the verdict, which
+        may be about either version, is then not stored. A cache that cannot be
+        written only makes the next run slower.
+        """
+        if key is None or not cacheable(result) or self.key(puzzle, file) != key:
+            return
+        store_atomically(self.folder / key, pickle.dumps(result), MAX_ENTRIES)

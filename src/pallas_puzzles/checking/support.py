@@ -1,0 +1,62 @@
+"""The one answer to "can this puzzle run here?": the jax installed, the puzzle's target, the backend and mode.
+
+Every command, watch mode and the notebook API ask `refusal`; none decides for itself.
+It needs no JAX (the installed version comes from package metadata), so the CLI can
+answer before a checker starts, and the checker asks the same question again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pallas_puzzles import versions
+from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.findings import FindingKind
+
+
+@dataclass(frozen=True)
+class Refusal:
+    kind: FindingKind  # JAX_TOO_OLD or UNSUPPORTED
+    sentence: str  # one sentence for the learner: what is missing and what to do
+
+
+def _needed_jax(puzzle: Puzzle) -> str:
+    from pallas_puzzles.engine import targets
+
+    wanted = [v for v in (puzzle.min_jax, targets.get(puzzle.target).min_jax) if v]
+    return max(wanted, key=versions.parse) if wanted else ""
+
+
+def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
+            have_jax: str | None = None) -> Refusal | None:
+    """Why `puzzle` cannot be checked here (None: it can). `backend` None: not known yet, so only
+    the jax version is asked about."""
+    from pallas_puzzles.engine import targets
+
+    too_old = versions.missing_requirement(puzzle.number, _needed_jax(puzzle), have_jax)
+    if too_old:
+        return Refusal(FindingKind.JAX_TOO_OLD, too_old)
+    if backend is None:
+        return None
+    if mode is Mode.LOWER:
+        if targets.partner_name(puzzle.target, backend, mode) is None:
+            because = targets.get(puzzle.target).not_lowered_because
+            return Refusal(FindingKind.UNSUPPORTED,
+                           f"`lower` cannot check puzzle {puzzle.number}: {because}; "
+                           f"check it with `pallas-puzzles verify {puzzle.number}`.")
+        return None
+    if not puzzle.supports(backend) or targets.partner_name(puzzle.target, backend, mode) is None:
+        idiom = f" ({puzzle.tpu_only_idiom})" if puzzle.tpu_only_idiom else ""
+        return Refusal(FindingKind.UNSUPPORTED,
+                       f"Puzzle {puzzle.number} uses an idiom{idiom} that the {backend.name} backend does not run; "
+                       f"it runs on: {', '.join(puzzle.backends)}.")
+    return None
+
+
+def require(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN) -> None:
+    """Refuse, in one sentence and exit 2, a puzzle that cannot be checked here."""
+    found = refusal(puzzle, backend, mode)
+    if found is not None:
+        raise UserError(found.sentence)

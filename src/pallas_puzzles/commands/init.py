@@ -1,0 +1,27 @@
+"""`init [DIR]`: a fresh workspace for a course."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pallas_puzzles.course import source as course_source
+from pallas_puzzles.course.reader import load_course
+from pallas_puzzles.errors import EXIT_PASS
+from pallas_puzzles.output import Output
+from pallas_puzzles.workspace.folder import init_workspace
+from pallas_puzzles.workspace.state import fresh_state, save_state
+
+
+def cmd_init(out: Output, directory: Path, course_name: str | None = None) -> int:
+    source = course_source.resolve(course_name or course_source.BUILTIN)
+    course = load_course(source.folder)
+    workspace = init_workspace(directory, course)
+    save_state(workspace, fresh_state(course))
+    course_source.record(workspace, source, course)
+    out.info(f"Created a workspace for {course.heading} with {len(course.puzzles)} puzzles in {workspace.root}.")
+    tours = [p for p in course.puzzles if p.tour]
+    if tours:
+        out.info(f"Start by reading {workspace.exercise(tours[0]).relative_to(workspace.root)}: "
+                 f"a solved, runnable tour of Pallas.")
+    out.info(f"Then: cd {directory} && pallas-puzzles watch")
+    return EXIT_PASS

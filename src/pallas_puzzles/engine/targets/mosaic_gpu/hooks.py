@@ -1,0 +1,26 @@
+"""Every hook into JAX's Mosaic GPU interpreter, installed once per process.
+
+The hooks act only while a case is active (record.active). Each module installs its own:
+interpreter.py (which line each operation comes from, failures, TMA stores left running),
+memory_marks.py (elements written), barriers.py and races.py. Private API: the modules
+jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks and .shared_memory, checked on jax 0.12.0.1.
+"""
+
+from __future__ import annotations
+
+from pallas_puzzles.engine.targets.mosaic_gpu import barriers, interpreter, memory_marks, races
+
+_installed = False
+
+
+def install() -> None:
+    global _installed
+    if _installed:
+        return
+    from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks, shared_memory
+
+    interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory)
+    memory_marks.install(shared_memory.GPUSharedMemory)
+    barriers.install(shared_memory)
+    races.install()
+    _installed = True

@@ -1,0 +1,151 @@
+"""Hooks into JAX's Mosaic GPU interpreter: which learner line each memory operation comes from,
+the first failure, a TMA store left running, and one interpreter limit lifted.
+
+Private API, checked on jax 0.12.0.1 only (the chapter needs jax >= 0.12; on 0.10.2 the interpreter
+lacks most of what it uses): jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks (its callback
+functions, looked up by module attribute when a kernel is traced, and `reset_gpu_interpret_mode_state`)
+and shared_memory.GPUSharedMemory (set_failed, kernel_thread_finished). The hooks only read what
+passes through; the one change of behaviour is `copy_smem_to_gmem` with a predicate (see
+_predicated_store). Barriers: barriers.py; races: races.py; written elements: memory_marks.py;
+hooks.py installs them all.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pallas_puzzles.engine.learner_lines import make_line, same_file
+from pallas_puzzles.engine.targets.mosaic_gpu.record import StoreNotWaited, active
+from pallas_puzzles.source_line import SourceLine
+
+# The interpreter's callbacks that carry the source_info of the kernel line they run for.
+_CALLBACKS = ("_get", "_swap", "_barrier_wait", "_barrier_arrive", "_allocate_barriers", "_deallocate_barrier",
+              "copy_gmem_to_smem", "copy_smem_to_gmem", "wait_smem_to_gmem", "commit_smem", "wgmma",
+              "wgmma_accumulator_deref", "_named_barrier")
+# Callback name -> how an access made inside it is described to a learner.
+OPS = {"_get": "read", "_swap": "write", "copy_gmem_to_smem": "tma-load", "copy_smem_to_gmem": "tma-store",
+       "wgmma": "wgmma"}
+
+_tls = threading.local()  # .op: (callback name, source_info, mesh location) of the callback this thread is in
+_last_store: dict[Any, SourceLine | None] = {}  # warpgroup -> the line of its latest TMA store
+
+
+def current_op() -> tuple[str, Any, Any]:
+    return getattr(_tls, "op", None) or ("", None, None)
+
+
+def block_and_warpgroup() -> tuple[tuple[int, ...], int]:
+    """Where the current callback runs: the block's grid coordinates and the warpgroup in the block."""
+    location = current_op()[2]
+    if location is None:
+        return (), 0
+    return tuple(location.cluster_coords), int(location.thread_id)
+
+
+def line_of(source_info: Any) -> SourceLine | None:
+    """The innermost frame of the learner's file in a kernel operation's recorded traceback."""
+    record = active.record
+    frames = getattr(getattr(source_info, "traceback", None), "frames", None) or ()
+    if record is None:
+        return None
+    for frame in frames:  # innermost first
+        if same_file(frame.file_name, record.learner_file):
+            return make_line(frame.file_name, int(frame.line_num), frame.function_name)
+    return None
+
+
+def made_by(source_info: Any) -> str:
+    """For an operation JAX's own code made (emit_pipeline's copies): the JAX function that made it."""
+    frames = getattr(getattr(source_info, "traceback", None), "frames", None) or ()
+    for frame in frames:
+        if "/jax/_src/pallas/" in frame.file_name.replace("\\", "/") and "interpret" not in frame.file_name:
+            return frame.function_name
+    return ""
+
+
+def memory_name(key: Any) -> str:
+    from jax._src.pallas.mosaic_gpu.interpret import shared_memory
+
+    for space, index in shared_memory.IDX_BY_GPU_MEMORY_SPACE.items():
+        if index == key.memory_space_id:
+            return space.name
+    return "memory"
+
+
+def _in_op(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def callback(*args: Any, **kwargs: Any) -> Any:
+        outer = getattr(_tls, "op", None)
+        location = kwargs.get("mesh_location")
+        if location is None:  # the memory callbacks get it positionally: (token, mesh_location, thread, ...)
+            location = next((a for a in args[:3] if hasattr(a, "cluster_coords")), None)
+        _tls.op = (name, kwargs.get("source_info"), location)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _tls.op = outer
+
+    return callback
+
+
+def _capture_failure(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The interpreter keeps the first failure inside its shared memory, which is cleared before
+    the error reaches the caller (as a bare JaxRuntimeError); keep the exception itself."""
+    @functools.wraps(original)
+    def set_failed(self: Any, exception: Exception, *args: Any, **kwargs: Any) -> Any:
+        if active.record is not None:
+            active.record.note_failure(exception)
+        return original(self, exception, *args, **kwargs)
+
+    return set_failed
+
+
+def _predicated_store(original: Callable[..., Any]) -> Callable[..., Any]:
+    """emit_pipeline stores an SMEM output block only when its block index changes (a predicate);
+    the interpreter refuses any predicate (NotImplementedError: predicate not supported, jax
+    0.12.0.1 gpu_callbacks.copy_smem_to_gmem). Evaluate it here: a false one skips the copy."""
+    @functools.wraps(original)
+    def copy_smem_to_gmem(*args: Any, predicate: Any = None, token: Any = None, **kwargs: Any) -> Any:
+        if predicate is not None and not bool(np.asarray(predicate)):
+            return token
+        _last_store[kwargs.get("thread")] = line_of(kwargs.get("source_info"))
+        return original(*args, predicate=None, token=token, **kwargs)
+
+    return copy_smem_to_gmem
+
+
+def _kernel_end(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A warpgroup that ends with a TMA store still reading SMEM: name the store's line."""
+    @functools.wraps(original)
+    def kernel_thread_finished(self: Any, thread: Any) -> Any:
+        try:
+            return original(self, thread)
+        except ValueError as exc:
+            if active.record is None or not self.pending_smem_to_gmem_read_clocks.get(thread):
+                raise
+            raise StoreNotWaited(_last_store.get(thread)) from exc
+
+    return kernel_thread_finished
+
+
+def reset() -> None:
+    """Forget a failed kernel: the interpreter's global state and ours."""
+    from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks
+
+    gpu_callbacks.reset_gpu_interpret_mode_state()
+    _last_store.clear()
+
+
+def install(gpu_callbacks: Any, memory: Any) -> None:
+    """Wrap the interpreter's callbacks and GPUSharedMemory's failure and kernel-end hooks (once: hooks.py)."""
+    gpu_callbacks.copy_smem_to_gmem = _predicated_store(gpu_callbacks.copy_smem_to_gmem)
+    for name in _CALLBACKS:
+        if hasattr(gpu_callbacks, name):
+            setattr(gpu_callbacks, name, _in_op(name, getattr(gpu_callbacks, name)))
+    memory.set_failed = _capture_failure(memory.set_failed)
+    memory.kernel_thread_finished = _kernel_end(memory.kernel_thread_finished)

@@ -1,1 +1,0 @@
-"""The parts of the tpu-multichip target: options, the interpreter's hooks, the rules, the findings."""

@@ -1,0 +1,247 @@
+"""Hooks that make the TPU interpreter's DMA and semaphore faults stop fast and name a line.
+
+Three faults the interpreter alone handles badly for a learner (and one
+thing it cannot run on a CPU without help, emit_pipeline, see below):
+- a wait on a semaphore that nothing will ever signal spins forever (it polls
+  every 0.1 s for a failure elsewhere); here it stops once the semaphore has
+  had no pending copy and no change of count for STALL_SECONDS;
+- on jax 0.10 a detected race is only printed; here it raises, as jax 0.12
+  does by default, so the first race stops the kernel with both lines;
+- a copy between refs of different shapes fails deep inside the simulated
+  DMA; here it is refused when the kernel is traced, at the learner's line.
+
+The interpreter's classes are private (jax._src.pallas.mosaic.interpret:
+shared_memory.Semaphore.wait, SharedMemory.check_failed and
+get_random_virtual_device_id, and in
+race_detection_state the module-level `print`, RaceDetectionState.check_read/check_write,
+its `writes` records and _ranges_overlap), checked on jax 0.10.2 and 0.12.0.1. Nothing
+here changes what a correct kernel computes.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pallas_puzzles.engine.learner_lines import learner_call_site
+from pallas_puzzles.engine.targets.pallas_call.explain import lowering
+from pallas_puzzles.engine.targets.pallas_call.intercept import dma_ledger
+from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, active
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import Finding
+
+STALL_SECONDS = 1.5  # far longer than any pending copy of a puzzle takes to be picked up
+DMA_ID_START = 100  # the interpreter numbers DMAs from 100; cores and devices are small numbers
+
+
+class RaceReport(RuntimeError):
+    """The race detector's report, and how many copies have written the racing window so far."""
+
+    def __init__(self, report: str, copies: int) -> None:
+        super().__init__(report)
+        self.copies = copies
+
+
+def mode_for_case(index: int) -> str:
+    """When copies land in a shape case, as hardware may do either: only when a wait needs their
+    bytes, newest first, in even cases (so a wait that another copy satisfies leaves the awaited
+    data unlanded); at their start in odd ones (so a copy that lands early overwrites what is
+    still being read). The race detector sees a read that does not wait in both."""
+    return "on_wait" if index % 2 == 0 else "eager"
+
+
+class SemaphoreStall(RuntimeError):
+    """A wait that nothing can end: no copy pending on the semaphore, its count unchanged."""
+
+    def __init__(self, waited_for: int, count: int, is_dma: bool, seconds: float) -> None:
+        super().__init__(f"semaphore wait for {waited_for} with count {count} stalled for {seconds:.1f} s")
+        self.waited_for, self.count, self.is_dma = waited_for, count, is_dma
+
+
+@dataclass
+class _Wait:
+    semaphore: Any
+    value: int
+    core: int
+    is_dma: bool
+    count: int
+    since: float
+
+
+_waits: dict[int, _Wait] = {}  # thread ident -> the wait that thread is in
+
+
+def _watch_wait(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
+        core = int(global_core_id)
+        _waits[threading.get_ident()] = _Wait(self, int(value), core, bool(kwargs.get("has_tasks", False)),
+                                              int(self.count_by_core[core]), time.monotonic())
+        try:
+            return original(self, value, global_core_id, *args, **kwargs)
+        finally:
+            _waits.pop(threading.get_ident(), None)
+
+    return wait
+
+
+def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def check_failed(self: Any) -> Any:
+        original(self)
+        waiting = _waits.get(threading.get_ident())
+        if waiting is None or active.session is None or active.session.multi_device:
+            return
+        count = int(waiting.semaphore.count_by_core[waiting.core])
+        now = time.monotonic()
+        # With one core nothing runs beside the wait: no copy pending on the semaphore means no signal can come.
+        limit = STALL_SECONDS if active.session.cores > 1 else 0.0
+        if count != waiting.count or waiting.semaphore.tasks[waiting.core] or count >= waiting.value:
+            waiting.count, waiting.since = count, now  # progress, or a copy that can still signal
+        elif now - waiting.since >= limit:
+            raise SemaphoreStall(waiting.value, count, waiting.is_dma, now - waiting.since)
+
+    return check_failed
+
+
+def _raise_race(*parts: Any, **_: Any) -> None:
+    """Stands in for `print` in jax 0.10's race detector: stop at the first race, as 0.12 does."""
+    raise RuntimeError(" ".join(str(p) for p in parts))
+
+
+def _access_parts(args: tuple[Any, ...]) -> tuple[Any, Any]:
+    """(buffer key, window) of a check_read/check_write call: jax 0.10 passes (device, core, clock,
+    key, window), jax 0.12 ((device, core), clock, key, window)."""
+    return (args[2], args[3]) if isinstance(args[0], tuple) else (args[3], args[4])
+
+
+def _entry_parts(entry: tuple[Any, ...]) -> tuple[int, Any]:
+    """(writer id, window) of a recorded write: (device, core, clock, window, frame) on jax 0.10,
+    ((device, core), clock, window, frame) on jax 0.12."""
+    return (int(entry[0][0]), entry[2]) if isinstance(entry[0], tuple) else (int(entry[0]), entry[3])
+
+
+def _count_copies(original: Callable[..., Any], overlap: Callable[[Any, Any], bool]) -> Callable[..., Any]:
+    """A race report also says how many copies have written the racing window so far.
+
+    One: the racing copy is the window's first, so the reader did not wait for it. More: the
+    window held an earlier chunk that was still being read when the new copy was started into
+    it (a slot still in use).
+    """
+    @functools.wraps(original)
+    def check(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, *args, **kwargs)
+        except RuntimeError as exc:
+            if "RACE DETECTED" not in str(exc):
+                raise
+            key, window = _access_parts(args)
+            copies = sum(1 for entry in self.writes[key]
+                         if _entry_parts(entry)[0] >= DMA_ID_START and overlap(_entry_parts(entry)[1], window))
+            raise RaceReport(str(exc), copies) from None
+
+    return check
+
+
+_dma_numbers = itertools.count()
+
+
+def _next_virtual_core(self: Any) -> int:
+    """Each DMA gets a coordinate of its own in the race detector's vector clocks, in turn.
+
+    The interpreter draws it at random, and by default from a range of one: two copies that share
+    a coordinate look ordered, so a real race between them can go unseen, and a check could pass
+    or fail by chance. Round robin over a wide clock (session.VECTOR_CLOCK_SIZE) is repeatable.
+    """
+    cores = int(self.num_cores)
+    return cores + next(_dma_numbers) % (int(self.vector_clock_size) - cores)
+
+
+def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def copy(src_ref: Any, dst_ref: Any, *args: Any, **kwargs: Any) -> Any:
+        session = active.session
+        src, dst = tuple(getattr(src_ref, "shape", ())), tuple(getattr(dst_ref, "shape", ()))
+        src_type, dst_type = str(getattr(src_ref, "dtype", "")), str(getattr(dst_ref, "dtype", ""))
+        if session is not None and (src != dst or src_type != dst_type):
+            line = learner_call_site(session.learner_file)
+            where = (line,) if line is not None else ()
+            if src != dst:
+                raise StrictViolation(Finding(
+                    FindingKind.DMA_SHAPE, f"This copy's source has shape {src} but its destination has shape {dst}.",
+                    where=where))
+            raise StrictViolation(Finding(
+                FindingKind.DMA_DTYPE,
+                f"This copy's source holds {src_type} but its destination holds {dst_type}: a DMA copies bytes "
+                "and cannot convert between them.", where=where))
+        if session is None:
+            return original(src_ref, dst_ref, *args, **kwargs)
+        # sync_copy and async_copy start their copy inside jax, where the recorded traceback can stop
+        # short of the learner's frame; record the whole stack of this call instead (the copy ledger
+        # names a copy by it).
+        from jax._src import source_info_util
+        from jax._src.lib import xla_client
+
+        with source_info_util.user_context(xla_client.Traceback.get_traceback()):
+            return original(src_ref, dst_ref, *args, **kwargs)
+
+    return copy
+
+
+def _as_if_on_a_tpu(original: Callable[..., Any]) -> Callable[..., Any]:
+    """emit_pipeline asks the chip for its memory tiling, and a CPU has none.
+
+    On the CPU the inner pipeline is traced as if for the TPU that the lowering
+    check targets; jax 0.12's own error message recommends this abstract mesh.
+    """
+    @functools.wraps(original)
+    def emit_pipeline(*args: Any, **kwargs: Any) -> Any:
+        pipeline = original(*args, **kwargs)
+        session = active.session
+        if session is None or not session.backend.interprets:
+            return pipeline
+
+        @functools.wraps(pipeline)
+        def run(*refs: Any, **run_kwargs: Any) -> Any:
+            with lowering.target_tpu():
+                return pipeline(*refs, **run_kwargs)
+
+        return run
+
+    return emit_pipeline
+
+
+_installed = False
+
+
+def install() -> None:
+    """Install the hooks once per process; they act only while a StrictSession is active."""
+    global _installed
+    if _installed:
+        return
+    from jax._src.pallas.mosaic.interpret import (
+        interpret_pallas_call,
+        race_detection_state,
+        shared_memory,
+    )
+    from jax.experimental.pallas import tpu as pltpu
+
+    dma_ledger.hook(interpret_pallas_call, shared_memory)
+
+    shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
+    shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core
+    shared_memory.SharedMemory.check_failed = _watch_check_failed(shared_memory.SharedMemory.check_failed)
+    race_detection_state.print = _raise_race  # jax 0.12 raises itself and never calls print
+    detector, overlap = race_detection_state.RaceDetectionState, race_detection_state._ranges_overlap
+    detector.check_read = _count_copies(detector.check_read, overlap)
+    detector.check_write = _count_copies(detector.check_write, overlap)
+    for name in ("make_async_copy", "async_copy", "sync_copy"):
+        if hasattr(pltpu, name):
+            setattr(pltpu, name, _checked_copy(getattr(pltpu, name)))
+    pltpu.emit_pipeline = _as_if_on_a_tpu(pltpu.emit_pipeline)
+    _installed = True

@@ -1,0 +1,72 @@
+"""Mosaic TPU's block-shape rules, checked while a kernel is interpreted.
+
+On a puzzle whose only hardware is a TPU, a kernel that passes in the
+interpreter but breaks these rules would not compile for the chip it is
+written for; `lower` says so, and now `verify` does too, before the kernel
+runs. The rules are those of jax._src.pallas.mosaic.lowering.
+_check_block_mappings (read on jax 0.10.2 and 0.12.0.1, the same there), for
+a TPU with 8 sublanes of 128 lanes:
+- a block of rank 2 or more: its last dimension a multiple of 128 or the
+  array's, its second-to-last a multiple of 8 or the array's;
+- a block of rank 1: the whole array, a multiple of 8 * 128, or a power of
+  two of at least 128 elements per 32-bit word (256 for bfloat16, 512 for int8).
+Operands left in HBM (pl.ANY), in SMEM without a window, and semaphores have
+no block to check; tests/test_tpu_blocks.py compares this with the lowering.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pallas_puzzles.engine.targets.pallas_call.explain.lowering import meaning
+from pallas_puzzles.engine.targets.pallas_call.intercept.call_reader import memory_space_name
+from pallas_puzzles.engine.targets.pallas_call.intercept.records import BlockInfo, CallRecord
+from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import Finding
+
+SUBLANES, LANES = 8, 128
+_UNCHECKED = {"any", "hbm", "semaphore", "smem"}
+
+
+def _bits(dtype: str) -> int:
+    if dtype == "bool":
+        return 32  # Mosaic keeps booleans in 32-bit words
+    found = re.findall(r"\d+", dtype)
+    return int(found[-1]) if found else 32
+
+
+def problem(info: BlockInfo) -> str | None:
+    """Why Mosaic would refuse this operand's block, or None."""
+    if info.block_dims is None or info.block_shape is None:
+        return None  # the whole array (no BlockSpec), or element offsets: nothing to check
+    if memory_space_name(info.memory_space) in _UNCHECKED:
+        return None
+    block, array = tuple(info.block_dims), info.array_shape
+    if len(block) >= 2:
+        last, second = block[-1], block[-2]
+        if (last == array[-1] or last % LANES == 0) and (second == array[-2] or second % SUBLANES == 0):
+            return None
+        return (f"its block {block} has last two dimensions ({second}, {last}); on a TPU they must be divisible "
+                f"by {SUBLANES} and {LANES} (or equal the array's, {tuple(array[-2:])})")
+    if len(block) == 1:
+        size, packing = block[0], 32 // min(32, _bits(info.dtype))
+        power_of_two = size >= LANES * packing and size & (size - 1) == 0
+        if size == array[0] or size % (SUBLANES * LANES) == 0 or power_of_two:
+            return None
+        return (f"its 1-D block of {size} elements is not the whole array ({array[0]}), not a multiple of "
+                f"{SUBLANES * LANES} and not a power of two of at least {LANES * packing}")
+    return None
+
+
+def check(record: CallRecord) -> None:
+    """Raise StrictViolation for the first blocked operand a TPU would refuse."""
+    for info in record.inputs + record.outputs:
+        why = problem(info)
+        if why is not None:
+            rule = "rank 1 block shapes" if len(info.block_dims or ()) == 1 else "divisible by 8 and 128"
+            raise StrictViolation(Finding(
+                FindingKind.TPU_LOWERING,
+                f"{info.role.capitalize()} {info.name} would not compile for a TPU, the only hardware this "
+                f"puzzle runs on: {why}.",
+                explanation=meaning(rule), where=record.where(info), array=info.name))

@@ -1,0 +1,281 @@
+"""Hooks into Pallas's TPU interpreter for kernels that run over several devices.
+
+They report each remote copy, signal, wait, store and kernel edge to the
+MONITOR, and act only while it is active, so single-device kernels in the same
+process run as before. Private names used here and in watch.py, and nowhere
+else (jax._src.pallas.mosaic.interpret, checked on jax 0.10.2 and 0.12.0.1):
+interpret_pallas_call's dma_start, dma_wait, semaphore_signal, semaphore_wait,
+get_barrier_semaphore, swap, _barrier, _validate, _clear_shared_memory,
+_check_for_revisiting, DMA, DmaState, fail_on_exception, _shared_memory and
+its module reference `callback` (jax._src.callback); utils'
+_device_id_to_logical; shared_memory.SharedMemory's
+get_random_virtual_device_id; and jax._src.dispatch.runtime_tokens.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pallas_puzzles.engine.targets.tpu_multichip import watch
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
+    MONITOR,
+    AutoBarrier,
+    BadDevice,
+    BadDeviceId,
+    CopyInfo,
+    KernelLog,
+    NoCollectiveId,
+    RunStopped,
+)
+
+_installed = False
+
+
+def _live(ipc: Any) -> tuple[Any, KernelLog] | None:
+    """(the interpreter's shared memory, this kernel's log) while a multi-device run is active."""
+    memory = ipc._shared_memory
+    if not MONITOR.active or memory is None:
+        return None
+    return memory, MONITOR.kernel(memory, int(memory.num_devices))
+
+
+def _check_target(memory: Any, device: int, target: int, what: str, where: Any) -> None:
+    if not 0 <= target < int(memory.num_devices):
+        log = MONITOR.kernel(memory, int(memory.num_devices))
+        MONITOR.add(BadDevice(device, target, int(memory.num_devices), what, where, len(log.steps[device])))
+        raise RunStopped(f"device {device} addresses device {target}")
+
+
+class _waiting:
+    """Registers the calling thread as waiting on a semaphore, for the deadlock watchdog."""
+
+    def __init__(self, device: int, sem_id: int, wanted: int, where: Any, kind: str) -> None:
+        self.entry = (device, sem_id, wanted, where, kind)
+
+    def __enter__(self) -> None:
+        with MONITOR.lock:
+            MONITOR.waits[threading.get_ident()] = self.entry
+
+    def __exit__(self, *exc: object) -> None:
+        with MONITOR.lock:
+            MONITOR.waits.pop(threading.get_ident(), None)
+
+
+def _hook_copies(ipc: Any) -> None:
+    dma_start, dma_wait = ipc.dma_start, ipc.dma_wait
+
+    def start(*args: Any, source_info: Any = None, **kwargs: Any) -> Any:
+        live = _live(ipc)
+        if live is not None:  # args: token, device, core, src space, src, transforms, dst space, dst, ..., dst device
+            memory, log = live
+            device = int(args[1])
+            target = device if args[11] is None else int(args[11])
+            _check_target(memory, device, target, "copy", source_info)
+            if target != device:
+                MONITOR.remote(log, device, target, "copy", source_info)
+                MONITOR.event(log, device, "send", source_info)
+        return dma_start.__wrapped__(*args, source_info=source_info, **kwargs)
+
+    def wait(token: Any, device_id: Any, core: Any, sem_id: Any, size: Any, source_info: Any = None) -> Any:
+        live = _live(ipc)
+        if live is not None:
+            MONITOR.event(live[1], int(device_id), "wait", source_info)
+            with _waiting(int(device_id), int(sem_id), int(size), source_info, "dma"):
+                return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
+        return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
+
+    # Raising inside fail_on_exception lets the interpreter stop every device cleanly.
+    ipc.dma_start = functools.update_wrapper(ipc.fail_on_exception(start), dma_start)
+    ipc.dma_wait = functools.update_wrapper(wait, dma_wait)
+
+    class TrackedDMA(ipc.DMA):  # type: ignore[misc,name-defined]
+        """A copy that tells the monitor where it came from, and how many bytes it moved once it has
+        read them (the interpreter assigns `data` once, under the copy's own lock)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if MONITOR.active:
+                MONITOR.copy_made(self.id, CopyInfo(int(self.src_device_id), int(self.dst_device_id), self.source_info,
+                                                    getattr(self.src_sem, "id", None), int(self.dst_sem.id)))
+
+        @property
+        def data(self) -> Any:
+            return self.__dict__.get("_data")
+
+        @data.setter
+        def data(self, value: Any) -> None:
+            self.__dict__["_data"] = value
+            if value is not None and MONITOR.active:
+                MONITOR.copy_read(self.id, int(value.nbytes))
+
+    ipc.DMA = TrackedDMA
+
+
+def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
+    signal, sem_wait = ipc.semaphore_signal, ipc.semaphore_wait
+
+    def signal_hook(token: Any, device_id: Any, core: Any, sem_id: Any, inc: Any, target: Any,
+                    target_core: Any, source_info: Any = None) -> Any:
+        live = _live(ipc)
+        if live is not None:
+            memory, log = live
+            device = int(device_id)
+            to = device if target is None else int(target)
+            _check_target(memory, device, to, "signal", source_info)
+            if int(sem_id) in memory.fixed_id_sem:
+                MONITOR.barrier_signal(log, device, to)
+            else:
+                MONITOR.remote(log, device, to, "signal", source_info)
+            MONITOR.signalled(to, int(sem_id), source_info)
+        return signal.__wrapped__(token, device_id, core, sem_id, inc, target, target_core, source_info=source_info)
+
+    def wait_hook(token: Any, device_id: Any, core: Any, sem_id: Any, value: Any, source_info: Any = None) -> Any:
+        live = _live(ipc)
+        if live is None:
+            return sem_wait(token, device_id, core, sem_id, value)
+        memory, log = live
+        barrier = int(sem_id) in memory.fixed_id_sem
+        with _waiting(int(device_id), int(sem_id), int(value), source_info, "barrier" if barrier else "regular"):
+            out = sem_wait(token, device_id, core, sem_id, value)
+        if barrier:
+            MONITOR.barrier_waited(log, int(device_id))
+        return out
+
+    ipc.semaphore_signal = functools.update_wrapper(ipc.fail_on_exception(signal_hook), signal)
+    ipc.semaphore_wait = functools.update_wrapper(wait_hook, sem_wait)
+    return wait_hook
+
+
+class _CallbackModule:
+    """Stands in for jax._src.callback inside the interpreter, to see two callbacks as the kernel is
+    traced: a semaphore wait gets the learner's line (the interpreter passes it none), and a barrier
+    semaphore asked for in a kernel without a collective_id is refused at the learner's line."""
+
+    def __init__(self, real: Any, ipc: Any, sem_wait: Callable[..., Any]) -> None:
+        self._real, self._ipc, self._sem_wait = real, ipc, sem_wait
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def io_callback(self, callback: Any, *args: Any, **kwargs: Any) -> Any:
+        from jax._src import source_info_util
+
+        if callback is self._sem_wait:
+            callback = functools.partial(callback, source_info=source_info_util.current())
+        elif callback is self._ipc.get_barrier_semaphore and MONITOR.active and args and args[-1] is None:
+            MONITOR.add(NoCollectiveId(source_info_util.current()))
+            raise RunStopped("get_barrier_semaphore without a collective_id")
+        return self._real.io_callback(callback, *args, **kwargs)
+
+
+def _describe(device_id: Any) -> str:
+    """A device_id as the learner wrote it, without the tracers inside."""
+    if isinstance(device_id, dict):
+        return "{" + ", ".join(f"{key!r}: ..." for key in device_id) + "}"
+    if isinstance(device_id, (tuple, list)):
+        return f"a tuple of {len(device_id)} coordinate{'s' if len(device_id) != 1 else ''}"
+    return "a single number"
+
+
+def _hook_device_ids(iutils: Any) -> None:
+    to_logical = iutils._device_id_to_logical
+
+    @functools.wraps(to_logical)
+    def checked(device_id: Any, device_id_type: Any, axis_sizes: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return to_logical(device_id, device_id_type, axis_sizes, *args, **kwargs)
+        except (AssertionError, ValueError, NotImplementedError, TypeError, KeyError) as exc:
+            if not MONITOR.active:
+                raise
+            from jax._src import source_info_util
+
+            MONITOR.add(BadDeviceId(_describe(device_id), tuple(str(a) for a in axis_sizes),
+                                    f"{type(exc).__name__}: {exc}", source_info_util.current()))
+            raise RunStopped("device_id does not fit the mesh") from exc
+
+    iutils._device_id_to_logical = checked
+
+
+def _hook_kernel_edges(ipc: Any) -> None:
+    barrier, validate, clear, revisit, swap = (ipc._barrier, ipc._validate, ipc._clear_shared_memory,
+                                               ipc._check_for_revisiting, ipc.swap)
+
+    def barrier_hook(token: Any, device_id: Any) -> Any:  # only kernels without a collective_id call it
+        live = _live(ipc)
+        if live is not None:
+            MONITOR.everyone_entered(live[1])
+            MONITOR.add(AutoBarrier())
+        return barrier(token, device_id)
+
+    def validate_hook(token: Any, device_id: Any) -> Any:
+        # The interpreter's own exit check only prints; the exit rule runs once every device is done.
+        return token if _live(ipc) is not None else validate(token, device_id)
+
+    def clear_hook() -> Any:  # the clean-up barrier's action: every device has left the kernel
+        live = _live(ipc)
+        if live is not None and live[0]._failure is None:
+            try:
+                watch.exit_rule(ipc, live[0])
+            except Exception as exc:  # never break the interpreter's clean-up barrier
+                MONITOR.add(exc)
+        return clear()
+
+    def revisit_hook(token: Any, device_id: Any, core: Any, loop_idx: Any, *rest: Any) -> Any:
+        live = _live(ipc)
+        if live is not None:  # called once per grid step of each device: the order each device ran
+            live[1].steps[int(device_id)].append(tuple(int(i) for i in loop_idx))
+        return revisit(token, device_id, core, loop_idx, *rest)
+
+    def swap_hook(token: Any, device_id: Any, *args: Any, source_info: Any = None, **kwargs: Any) -> Any:
+        live = _live(ipc)
+        if live is not None:
+            MONITOR.event(live[1], int(device_id), "store", source_info)
+        return swap(token, device_id, *args, source_info=source_info, **kwargs)
+
+    ipc._barrier = functools.update_wrapper(barrier_hook, barrier)
+    ipc._validate = functools.update_wrapper(validate_hook, validate)
+    ipc._clear_shared_memory = functools.update_wrapper(clear_hook, clear)
+    ipc._check_for_revisiting = functools.update_wrapper(revisit_hook, revisit)
+    ipc.swap = functools.update_wrapper(swap_hook, swap)
+
+
+def install() -> None:
+    """Install every hook once per process (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+    from jax._src.pallas.mosaic.interpret import race_detection_state, shared_memory
+    from jax._src.pallas.mosaic.interpret import utils as iutils
+
+    from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch
+
+    _hook_copies(ipc)
+    sem_wait = _hook_semaphores(ipc)
+    ipc.callback = _CallbackModule(ipc.callback, ipc, sem_wait)
+    _hook_device_ids(iutils)
+    _hook_kernel_edges(ipc)
+    watch.hook_races(race_detection_state)
+    # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
+    shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core
+    threading.Thread(target=watch.watchdog, args=(ipc,), daemon=True, name="multichip-watchdog").start()
+    _installed = True
+
+
+def recover() -> None:
+    """After a failed kernel: forget the interpreter's state and JAX's failed effect tokens, so the next
+    kernel, of any puzzle, runs clean. jax 0.12 forgets the tokens in effects_barrier; jax 0.10 re-raises
+    there and keeps them, so runtime_tokens is cleared as well."""
+    import jax
+    from jax._src import dispatch
+    from jax.experimental.pallas import tpu as pltpu
+
+    try:
+        jax.effects_barrier()
+    except Exception:
+        pass
+    dispatch.runtime_tokens.clear()
+    pltpu.reset_tpu_interpret_mode_state()
