@@ -4,8 +4,8 @@
 
 The process is set up as a checker for the target is (engine/targets/process.py: the host device
 count before JAX starts, then the target's hooks). Every stub must fail, every solution pass, every
-mistake of the chapter in course/mistakes.toml fail with its kind and name its line, every correct
-alternative in course/correct.toml pass. After each deadlock the chapter's solution is checked again at
+mistake of the chapter in course/builtin/mistakes.toml fail with its kind and name its line, every correct
+alternative in course/builtin/correct.toml pass. After each deadlock the chapter's solution is checked again at
 once: it must pass. `warm` checks each solution three times and reports the first and the median of
 the others (a started process, a freshly loaded file each time, every shape case). Exits 1 on any
 unmet expectation, or a warm check of 3 s or more.

@@ -106,7 +106,7 @@ def jax_version_verdict(version: str) -> tuple[str | None, str | None]:
 # so XLA's optimisation passes cost far more than they could ever save at run
 # time. An XLA flag that a jaxlib does not know aborts the process on its first
 # compile, so each set is keyed by the jaxlib release it was tested on (the whole
-# course and tests/mistakes.toml give the same verdicts with it); any other
+# course and the course's mistakes.toml give the same verdicts with it); any other
 # release gets none. jaxlib 0.12 dropped the fusion-emitter switch.
 _COMMON_FAST_COMPILE = ("--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true")
 FAST_COMPILE_FLAGS: dict[tuple[int, int], tuple[str, ...]] = {

@@ -9,7 +9,7 @@ what it usually means and what to do.
 from __future__ import annotations
 
 import tomllib
-from enum import Enum
+from enum import Enum, unique
 from functools import cache
 from pathlib import Path
 
@@ -21,6 +21,7 @@ def _catalogue() -> dict[str, dict[str, str]]:
     return tomllib.loads(CATALOGUE.read_text(encoding="utf-8"))
 
 
+@unique  # two kinds with one id would be one kind under two names: refused at import
 class FindingKind(Enum):
     NOT_STARTED = "not-started"
     SYNTAX = "syntax"

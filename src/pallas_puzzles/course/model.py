@@ -1,4 +1,4 @@
-"""The course as data: chapters and puzzles, read from a course folder by `course_file`.
+"""The course as data: chapters and puzzles, read from a course folder by `reader`.
 
 Listing, watching, checking, packaging and the course-integrity tests all read
 the puzzles from here; nothing else hard-codes puzzle numbers or names. A puzzle

@@ -2,7 +2,7 @@
 
 Bandwidth, peak rate and VMEM capacity are JAX's own TPU info
 (`pltpu.get_tpu_info_for_chip(pltpu.ChipVersion.TPU_V5E, 1)` and friends),
-copied here so the model stays free of jax; tests/test_perf_model.py checks
+copied here so the model stays free of jax; tests/unit/test_perf_model.py checks
 them against the installed jax where it has that function (0.10.2 and 0.12).
 The default scoped VMEM limit (what a kernel may use without raising
 `vmem_limit_bytes`) and the per-step cost (~0.35 us) come from the Pallas TPU

@@ -1,7 +1,7 @@
 """The JSON view: one document on stdout for scripts, autograders and CI.
 
 The schema is documented in the README ("Machine-readable output") and checked
-by tests/test_json.py against `check.schema.json` beside this file. Floats that
+by tests/e2e/test_json.py against `check.schema.json` beside this file. Floats that
 JSON cannot hold (NaN, infinities) are written as the strings "NaN", "inf", "-inf".
 """
 

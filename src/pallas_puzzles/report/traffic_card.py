@@ -1,5 +1,5 @@
 """The traffic card of a passing multi-device check: the bytes each device sent and received over the
-links, against the least the collective needs (engine/targets/multichip/traffic.py has the figures)."""
+links, against the least the collective needs (engine/targets/tpu_multichip/traffic.py has the figures)."""
 
 from __future__ import annotations
 

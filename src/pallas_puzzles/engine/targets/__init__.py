@@ -2,7 +2,7 @@
 
 A course names its chapters' targets by these names; a course (or a test) may also
 name a class of its own as "package.module:ClassName", imported on demand, or
-"/path/to/module.py:ClassName" (course_file names a target module kept beside a
+"/path/to/module.py:ClassName" (course.reader names a target module kept beside a
 course file that way); a course's code runs, as any installed package's does. `for_check` picks the
 target that runs a chapter on a backend or in a mode, through the chapter
 target's `partners`.
@@ -58,7 +58,7 @@ def get(name: str) -> type[Target]:
 
 @functools.cache
 def _module_file(path: str) -> ModuleType:
-    """A course's own target module, loaded from its file (course_file names it by path)."""
+    """A course's own target module, loaded from its file (course.reader names it by path)."""
     name = "pallas_puzzles_course_target_" + hashlib.sha256(path.encode()).hexdigest()[:16]
     found = importlib.util.spec_from_file_location(name, path)
     if found is None or found.loader is None:

@@ -1,10 +1,10 @@
 """`tpu-interpret`: Pallas's TPU interpreter on the CPU, in strict mode.
 
 The learner's `pl.pallas_call` is replaced by the strict stand-in
-(engine/intercept/patch.py): every index_map is evaluated over the whole grid,
+(engine/targets/pallas_call/intercept/patch.py): every index_map is evaluated over the whole grid,
 out-of-bounds reads raise instead of clamping, padding and unwritten memory read
 as NaN or garbage, output blocks start from a sentinel, parallel axes run
-shuffled, and DMAs and semaphores are watched (engine/intercept/dma_watch.py).
+shuffled, and DMAs and semaphores are watched (engine/targets/pallas_call/intercept/dma_watch.py).
 Small grids are interpreted eagerly and the checker stays warm between puzzles
 (engine/targets/fast_path.py).
 """

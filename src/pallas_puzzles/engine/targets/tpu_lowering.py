@@ -2,7 +2,7 @@
 
 `jax.jit(f).trace(...).lower(lowering_platforms=("tpu",))` runs Pallas's Mosaic
 TPU lowering on the CPU, with its block-shape rules, for an abstract TPU v5e
-(engine/explain/lowering.py). Nothing runs; the index_maps are still checked.
+(engine/targets/pallas_call/explain/lowering.py). Nothing runs; the index_maps are still checked.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Shared by the targets of the pallas_call family: `tpu-interpret` (the strict TPU
 interpreter on the CPU) and `device` (compiled on a GPU or TPU). The stand-in
-(engine/intercept/patch.py) records every call and checks its index_maps; on
+(engine/targets/pallas_call/intercept/patch.py) records every call and checks its index_maps; on
 the CPU it also runs the interpreter strictly. A failed case is explained
-(engine/explain/cause.py), a passing one costed on the TPU pipeline model.
+(engine/targets/pallas_call/explain/cause.py), a passing one costed on the TPU pipeline model.
 """
 
 from __future__ import annotations

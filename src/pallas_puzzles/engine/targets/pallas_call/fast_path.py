@@ -4,11 +4,11 @@ A cold check of a small puzzle spent most of its time compiling one XLA program 
 shape case that nothing ever reused, and clearing JAX's caches between puzzles threw
 away the rest. The fast path:
 - interprets a call whose grid has at most `eager_grid_limit` points op by op
-  (engine/intercept/eager.py), whose small programs every later case reuses, and
+  (engine/targets/pallas_call/intercept/eager.py), whose small programs every later case reuses, and
   stages each scalar value once; a larger grid is compiled, as one program beats
   thousands of dispatches;
 - there, with `numpy_ops`, computes the common lax operations with numpy
-  (engine/intercept/host_ops.py; weakly typed literals: weak_values.py): a new block
+  (engine/targets/pallas_call/intercept/host_ops.py; weakly typed literals: weak_values.py): a new block
   shape then costs no XLA program at all, and the interpreter's callbacks are called
   with numpy arrays, as compiled;
 - keeps JAX's caches between puzzles until the process's own memory passes
@@ -21,7 +21,7 @@ away the rest. The fast path:
   it collects only when the caches are cleared.
 (Every check places a case's inputs with jax.device_put, fast path or not: specs.on_device.)
 
-None of this changes a verdict (tests/test_fast_path.py checks every reference
+None of this changes a verdict (tests/engine/test_fast_path.py checks every reference
 solution, mistake and correct alternative both ways). PALLAS_PUZZLES_FAST=0 turns it
 all off: to compare, or to rule it out. Nothing here imports JAX at module level.
 """

@@ -20,7 +20,7 @@ Private entry points, read on jax 0.10.2 and 0.12.0.1:
   the compiled program does (jax's io_callback_impl would first place every argument
   on the device), and logs a failure as io_callback_impl does, under the logger
   session_scope listens to.
-- each lax primitive that engine/intercept/host_ops.py has a numpy rule for: its impl,
+- each lax primitive that engine/targets/pallas_call/intercept/host_ops.py has a numpy rule for: its impl,
   and its bind (an instance attribute shadowing Primitive.bind, so the rule answers
   before JAX canonicalises the arguments and looks for the trace); during an eager
   interpretation, with `numpy_ops`, the rule answers where it can, and everywhere else

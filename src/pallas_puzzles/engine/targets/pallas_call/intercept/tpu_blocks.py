@@ -11,7 +11,7 @@ a TPU with 8 sublanes of 128 lanes:
 - a block of rank 1: the whole array, a multiple of 8 * 128, or a power of
   two of at least 128 elements per 32-bit word (256 for bfloat16, 512 for int8).
 Operands left in HBM (pl.ANY), in SMEM without a window, and semaphores have
-no block to check; tests/test_tpu_blocks.py compares this with the lowering.
+no block to check; tests/engine/test_tpu_blocks.py compares this with the lowering.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ TypedFloat, TypedNdArray: the host literals and their `aval`), jax._src.core.Sha
 and the weak-type rules of jax._src.lax: `_standard_weak_type_rule` (weak when every
 operand is; the n-ary elementwise operations), `_select_weak_type_rule` (every case
 operand) and `_convert_element_type_weak_type_rule` (its `weak_type` parameter).
-tests/test_host_ops.py checks each rule below against JAX's abstract evaluation.
+tests/engine/test_host_ops.py checks each rule below against JAX's abstract evaluation.
 """
 
 from __future__ import annotations

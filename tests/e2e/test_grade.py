@@ -1,0 +1,73 @@
+"""Grading a class: `grade SUBMISSION...` writes one table, each check within its time and memory limits."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import time
+from pathlib import Path
+
+from helpers import run_cli
+
+from pallas_puzzles.cli import app
+
+SPIN = ("    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
+        "    z_ref[...] = 3.0 * x_ref[...] + spin * 0.0\n")
+HOG = ("    n = x.shape[0]\n"
+       "    hog = jax.numpy.ones((3 << 27,), jax.numpy.float32)  # 1.5 GiB\n"
+       "    x = x + hog[-1] * 0.0\n")
+LIMIT = 6.0
+
+
+def _solve(course: Path, workspace: Path, *files: str) -> None:
+    for file in files:
+        shutil.copyfile(course / "solutions" / file, workspace / "exercises" / file)
+
+
+def test_grade_three_workspaces_all_solved_untouched_and_hanging(small_course: Path, tmp_path: Path):
+    for name in ("solved", "untouched", "hanging"):
+        made = run_cli("init", "--course", str(small_course), name, cwd=tmp_path)
+        assert made.returncode == 0, made.stdout + made.stderr
+    _solve(small_course, tmp_path / "solved", "01_scale.py", "02_scale_blocked.py")
+    _solve(small_course, tmp_path / "hanging", "01_scale.py", "02_scale_blocked.py")
+    hanging = tmp_path / "hanging" / "exercises" / "01_scale.py"
+    hanging.write_text(hanging.read_text().replace("    z_ref[...] = 3.0 * x_ref[...]\n", SPIN))
+
+    started = time.monotonic()
+    graded = run_cli("grade", "solved", "untouched", "hanging", "--course", str(small_course),
+                     "--csv", "grades.csv", "--json", "grades.json", "--time-limit", str(LIMIT), cwd=tmp_path)
+    took = time.monotonic() - started
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    rows = list(csv.reader(io.StringIO((tmp_path / "grades.csv").read_text())))
+    assert rows == [
+        ["submission", "passed", "total", "scale", "scale_blocked"],
+        ["solved", "2", "2", "pass", "pass"],
+        ["untouched", "0", "2", "fail:not-started", "fail:not-started"],
+        ["hanging", "1", "2", "fail:timeout", "pass"],
+    ]
+    table = json.loads((tmp_path / "grades.json").read_text())
+    by_name = {s["submission"]: s for s in table["submissions"]}
+    assert [s["passed"] for s in table["submissions"]] == [2, 0, 1]
+    assert by_name["hanging"]["results"]["scale"]["kind"] == "timeout"
+    assert by_name["untouched"]["results"]["scale"]["message"].startswith("not-started")
+    # The hanging check was stopped at its limit (plus a fresh checker's start), not left to run.
+    assert LIMIT <= by_name["hanging"]["results"]["scale"]["seconds"] < LIMIT + 30
+    assert took < 120, graded.stderr
+    assert "hanging: 1/2 passed" in graded.stderr
+
+
+def test_a_kernel_over_the_memory_limit_is_stopped_and_a_missing_file_is_marked(small_course, tmp_path, cli,
+                                                                               monkeypatch):
+    hungry = tmp_path / "hungry"  # a plain folder of exercise files, not a workspace; puzzle 1 not handed in
+    hungry.mkdir()
+    blocked = (small_course / "solutions" / "02_scale_blocked.py").read_text()
+    (hungry / "02_scale_blocked.py").write_text(blocked.replace("    n = x.shape[0]\n", HOG))
+    monkeypatch.chdir(tmp_path)
+    result = cli.invoke(app, ["grade", "hungry", "--course", str(small_course), "--memory-limit", "1024"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ["submission,passed,total,scale,scale_blocked",
+                                          "hungry,0,2,missing,fail:memory"]
+
+

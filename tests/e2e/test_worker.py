@@ -1,0 +1,127 @@
+"""The long-lived checker process: reuse, crash recovery, time limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import COURSE
+
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.worker.client import Worker
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_crash_is_reported_and_the_worker_replaced(tmp_path):
+    puzzle = COURSE.find("constant_add")
+    crashing = tmp_path / puzzle.file
+    crashing.write_text("import os\nos._exit(3)\n")
+    with Worker("interpret") as worker:
+        assert worker.start() is INTERPRET
+        result = worker.check(puzzle, crashing)
+        assert not result.passed and result.finding.kind is FindingKind.CRASH
+        assert "fresh one was started" in result.finding.message
+        assert worker.restarts == 1
+        again = worker.check(puzzle, REPO / "solutions" / puzzle.file)
+        assert again.passed
+
+
+def test_the_worker_is_reused_between_checks():
+    puzzle = COURSE.find("constant_add")
+    with Worker("interpret") as worker:
+        worker.start()
+        first = worker._process.pid
+        for _ in range(3):
+            assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed
+        assert worker._process.pid == first and worker.restarts == 0
+
+
+def test_learner_prints_are_captured_not_mixed_into_our_output(tmp_path):
+    puzzle = COURSE.find("constant_add")
+    noisy = tmp_path / puzzle.file
+    noisy.write_text((REPO / "solutions" / puzzle.file).read_text().replace(
+        "    z_ref[...] = x_ref[...] + 10.0",
+        '    jax.debug.print("block starts with {}", x_ref[0])\n    z_ref[...] = x_ref[...] + 10.0',
+    ))
+    with Worker("interpret") as worker:
+        worker.start()
+        result = worker.check(puzzle, noisy)
+    assert result.passed
+    assert "block starts with" in result.printed
+
+
+def test_findings_quote_the_current_text_after_lines_are_inserted_above(tmp_path):
+    """A long-lived worker must not quote a line from an earlier version of the file.
+
+    The static index_map check quotes lines without any exception passing through
+    JAX (whose traceback code would refresh Python's line cache by chance).
+    """
+    puzzle = COURSE.find("constant_add_blocked")
+    good = (REPO / "solutions" / puzzle.file).read_text()
+    bug = "in_specs=[pl.BlockSpec((B,), lambda i: (i + 1,))],"
+    wrong = good.replace("in_specs=[pl.BlockSpec((B,), lambda i: (i,))],", bug)
+    assert wrong != good
+    path = tmp_path / puzzle.file
+    with Worker("interpret") as worker:
+        worker.start()
+        path.write_text(wrong)
+        first = worker.check(puzzle, path).first_failure.finding
+        assert bug in first.where[0].text
+        path.write_text("# a note\n# another\n# and a third\n" + wrong)
+        second = worker.check(puzzle, path).first_failure.finding
+    assert [w.line for w in second.where] == [w.line + 3 for w in first.where]
+    assert [w.text for w in second.where] == [w.text for w in first.where]
+    assert bug in second.where[0].text
+
+
+def test_cancel_stops_a_running_check_at_once(tmp_path):
+    import threading
+    import time
+
+    from pallas_puzzles.worker.client import CheckCancelled
+
+    puzzle = COURSE.find("constant_add")
+    spinning = tmp_path / puzzle.file
+    spinning.write_text((REPO / "solutions" / puzzle.file).read_text().replace(
+        "    z_ref[...] = x_ref[...] + 10.0",
+        "    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
+        "    z_ref[...] = x_ref[...] + 10.0 + 0.0 * spin",
+    ))
+    outcome: dict[str, object] = {}
+    with Worker("interpret") as worker:
+        worker.start()
+
+        def run() -> None:
+            try:
+                outcome["result"] = worker.check(puzzle, spinning)
+            except CheckCancelled:
+                outcome["cancelled"] = time.monotonic()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        time.sleep(2.0)
+        asked = time.monotonic()
+        worker.cancel()
+        thread.join(timeout=10)
+        assert "cancelled" in outcome and outcome["cancelled"] - asked < 2.0
+        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed  # a fresh worker takes over
+
+
+SPIN = ("    spin = jax.lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, 0.0)\n"
+        "    z_ref[...] = x_ref[...] + 10.0 + spin * 0.0\n")
+
+
+def test_a_time_out_names_the_loop_and_its_time_matches_its_limit(tmp_path, monkeypatch):
+    puzzle = COURSE.find("constant_add")
+    spinning = tmp_path / puzzle.file
+    source = (REPO / "solutions" / puzzle.file).read_text()
+    spinning.write_text(source.replace("    z_ref[...] = x_ref[...] + 10.0\n", SPIN))
+    monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", "4")
+    with Worker("interpret") as worker:
+        worker.start()
+        result = worker.check(puzzle, spinning)
+    finding = result.finding
+    assert finding.kind is FindingKind.TIMEOUT and "still running after 4 s" in finding.message
+    assert "while_loop" in finding.where[0].text  # the line that loops, named
+    assert 4.0 <= result.seconds < 6.0  # the footer says the time the kernel had, not the restart after it

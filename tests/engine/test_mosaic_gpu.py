@@ -1,0 +1,167 @@
+"""The Mosaic GPU target beyond the course's mistakes.toml: the promises of issue 20 that no single
+chapter mistake shows (a hang stopped in seconds, a clean check after a failure, rules of
+kernels outside the chapter, the GPU backend's compiler), and the chapter on an older jax.
+
+Checks run in this process, as in test_mistakes.py; the chapter needs jax >= 0.12, so on the
+jax 0.10 leg only the tests that need no GPU interpreter run.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from helpers import COURSE, MISTAKES, build_mistake, skip_if_jax_too_old
+
+from pallas_puzzles.backends import GPU, INTERPRET
+from pallas_puzzles.dev import examples
+from pallas_puzzles.engine.checker import check_puzzle
+from pallas_puzzles.findings import FindingKind
+
+CHAPTER = [p for p in COURSE.puzzles if p.chapter == "mosaic_gpu"]
+TMA_COPY = COURSE.find("tma_copy")
+
+
+def _checked(edits: list[tuple[str, str]], tmp_path: Path, puzzle=TMA_COPY, name: str = "variant"):
+    skip_if_jax_too_old(puzzle)
+    return check_puzzle(puzzle, build_mistake(_variant(puzzle, name, edits), tmp_path), INTERPRET)
+
+
+def _variant(puzzle, name: str, edits: list[tuple[str, str]]) -> examples.Example:
+    return examples.Example(name=name, puzzle=puzzle.name, why="a variant written by this test",
+                            edits=tuple(examples.Edit(old, new) for old, new in edits), must_pass=False)
+
+
+def _mistake(name: str) -> examples.Example:
+    return next(m for m in MISTAKES if m.name == name)
+
+
+@pytest.mark.parametrize("name", ["p37_two_arrivals_one_copy", "p42_consumer_never_releases"])
+def test_a_barrier_wait_that_can_never_finish_stops_within_seconds(name: str, tmp_path: Path):
+    """The interpreter alone waits for ever; the whole check (trace, lowering, run) ends in under 5 s."""
+    mistake = _mistake(name)
+    puzzle = COURSE.find(mistake.puzzle)
+    skip_if_jax_too_old(puzzle)
+    path = build_mistake(mistake, tmp_path)
+    check_puzzle(puzzle, path, INTERPRET)  # warm: JAX has traced this kind of kernel once
+    started = time.perf_counter()
+    result = check_puzzle(puzzle, path, INTERPRET)
+    assert time.perf_counter() - started < 5.0
+    assert result.kind is FindingKind.BARRIER_STALL
+    assert any(mistake.line in line.text for line in result.first_failure.finding.where)
+
+
+def test_after_a_stall_and_a_race_the_next_check_runs_clean(tmp_path: Path):
+    skip_if_jax_too_old(TMA_COPY)
+    for name in ("p37_waits_twice", "p37_no_barrier_wait", "p37_no_store_wait"):
+        failed = check_puzzle(TMA_COPY, build_mistake(_mistake(name), tmp_path), INTERPRET)
+        assert not failed.passed
+        assert check_puzzle(TMA_COPY, TMA_COPY.solution_path, INTERPRET, fail_fast=False).passed
+
+
+def test_arrivals_no_wait_consumed_are_named_at_the_copy(tmp_path: Path):
+    """num_arrivals=2, one copy, no wait: the kernel ends with an arrival pending on the barrier."""
+    result = _checked([
+        ("            plgpu.Barrier(num_arrivals=1),\n", "            plgpu.Barrier(num_arrivals=2),\n"),
+        ("    plgpu.barrier_wait(barrier)\n    z_smem[...] = 2.0 * x_smem[...] + 1.0\n",
+         "    z_smem[...] = 2.0 * x_gmem[...] + 1.0\n"),
+    ], tmp_path)
+    assert result.kind is FindingKind.BARRIER_PHASE
+    finding = result.first_failure.finding
+    assert "1 of the 2 arrivals" in finding.message
+    assert "copy_gmem_to_smem(x_gmem, x_smem, barrier)" in finding.where[0].text
+
+
+def test_vector_code_in_one_warp_is_refused_by_the_cuda_lowering(tmp_path: Path):
+    """The interpreter runs per-warp vector copies; only a GPU (here its lowering) refuses them."""
+    per_warp = """\
+    def per_warp():
+        share = x_smem.shape[0] // 4
+        rows = pl.ds(jax.lax.axis_index("warp") * share, share)
+        z_smem[rows] = 2.0 * x_smem[rows] + 1.0
+
+    pl.kernel(per_warp, mesh=plgpu.WarpMesh(axis_name="warp"))()
+"""
+    result = _checked([("    z_smem[...] = 2.0 * x_smem[...] + 1.0\n", per_warp),
+                       ("import jax\n", "import jax\nfrom jax.experimental import pallas as pl\n")], tmp_path)
+    assert result.kind is FindingKind.GPU_LOWERING
+    finding = result.first_failure.finding
+    assert "warp" in finding.message and "WarpMesh" in finding.explanation
+    assert any("z_smem[rows] = 2.0 * x_smem[rows] + 1.0" in line.text for line in finding.where)
+
+
+def test_num_programs_is_refused_like_program_id(tmp_path: Path):
+    result = _checked([("    z_smem[...] = 2.0 * x_smem[...] + 1.0\n",
+                        "    z_smem[...] = 2.0 * x_smem[...] + pl.num_programs(0)\n"),
+                       ("import jax\n", "import jax\nfrom jax.experimental import pallas as pl\n")], tmp_path)
+    assert result.kind is FindingKind.GPU_PROGRAM_ID
+    assert "pl.num_programs(0)" in result.first_failure.finding.where[0].text
+
+
+def test_a_race_with_emit_pipelines_own_copy_says_jax_made_it(tmp_path: Path):
+    """An input-only pipeline whose body reads its slot with ordinary loads and commits nothing: the
+    pipeline's next copy into that slot races with the read (commit_smem at the end of the body fixes it)."""
+    puzzle = COURSE.find("ragged_rows")
+    skip_if_jax_too_old(puzzle)
+    correct = examples.load(COURSE.folder, examples.CORRECT)
+    entry = next(c for c in correct if c.name == "p38_one_block_with_emit_pipeline")
+    edits = [(e.old, e.new) for e in entry.edits]
+    edits[0] = (edits[0][0], edits[0][1].replace(
+        "    def step(indices, x_smem, z_smem):\n        z_smem[...] = jnp.maximum(x_smem[...], 0.0) + 1.0\n",
+        "    def step(indices, x_smem):\n        (i,) = indices\n"
+        "        z_gmem[pl.ds(i * BR, BR)] = jnp.maximum(x_smem[...], 0.0) + 1.0\n").replace(
+        "        out_specs=[plgpu.BlockSpec((BR, c), lambda i: (i, 0))],\n", "").replace(
+        ")(x_gmem, z_gmem)", ")(x_gmem)"))
+    result = check_puzzle(puzzle, build_mistake(_variant(puzzle, "pipeline_race", edits), tmp_path), INTERPRET)
+    assert result.kind is FindingKind.SMEM_SLOT_IN_USE
+    finding = result.first_failure.finding
+    assert "not a line of yours" in finding.message
+    assert any("jnp.maximum(x_smem[...], 0.0)" in line.text for line in finding.where)
+
+
+@pytest.mark.parametrize("puzzle", CHAPTER, ids=[p.name for p in CHAPTER])
+def test_every_solution_compiles_with_mosaic_gpu_for_cuda(puzzle):
+    """--backend gpu compiles this chapter with Mosaic GPU, not Triton: lowered for CUDA here (no GPU),
+    each solution becomes one Mosaic GPU kernel per plgpu.kernel call."""
+    skip_if_jax_too_old(puzzle)
+    import jax
+
+    from pallas_puzzles.engine import specs
+    from pallas_puzzles.engine.checker import load_learner_module
+
+    entry = getattr(load_learner_module(puzzle.solution_path), puzzle.entry)
+    inputs = specs.make_inputs(puzzle, puzzle.cases_for(GPU)[0], 0)
+    text = jax.jit(entry).trace(*inputs).lower(lowering_platforms=("cuda",)).as_text()
+    assert "custom_call @mosaic_gpu" in text
+    assert "triton" not in text.lower()
+
+
+@pytest.mark.parametrize("slow", ["_get", "copy_gmem_to_smem"], ids=["consumer_reads_late", "producer_copies_late"])
+def test_a_refill_without_room_is_named_so_whichever_warpgroup_runs_first(slow: str, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """The interpreter runs each warpgroup in a thread and each TMA copy as a task of its own, so a producer
+    that refills a slot without waiting for room races with the consumer's read in either order: the read
+    first, or the refill first. Hardware is as free. Both orders are the same mistake and get the same finding
+    (CI once saw the second order called a read before the wait)."""
+    mistake = _mistake("p42_producer_does_not_wait_for_room")
+    puzzle = COURSE.find(mistake.puzzle)
+    skip_if_jax_too_old(puzzle)
+    from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks
+
+    check_puzzle(puzzle, puzzle.solution_path, INTERPRET)  # installs the checker's hooks first
+    hooked = getattr(gpu_callbacks, slow)
+    warpgroup = 1 if slow == "_get" else 0
+
+    def late(*args, **kwargs):
+        location = kwargs.get("mesh_location") or next((a for a in args[:3] if hasattr(a, "thread_id")), None)
+        if location is not None and int(location.thread_id) == warpgroup:
+            time.sleep(0.02)
+        return hooked(*args, **kwargs)
+
+    monkeypatch.setattr(gpu_callbacks, slow, late)
+    result = check_puzzle(puzzle, build_mistake(mistake, tmp_path), INTERPRET)
+    assert result.kind is FindingKind.SMEM_SLOT_IN_USE, result.first_failure.finding.message
+    assert any(mistake.line in line.text for line in result.first_failure.finding.where)
+
+

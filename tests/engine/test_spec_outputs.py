@@ -1,0 +1,113 @@
+"""A spec's answers stored on disk come back bit for bit, and only for what they were computed from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import COURSE
+
+from pallas_puzzles import backends
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.engine import spec_outputs, specs
+from pallas_puzzles.engine.targets.pallas_call import fast_path
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("PALLAS_PUZZLES_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(fast_path.VARIABLE, raising=False)
+    return backends.spec_outputs_dir()
+
+
+def _case(name: str, index: int = 0) -> tuple[object, tuple[np.ndarray, ...]]:
+    puzzle = COURSE.find(name)
+    sizes = puzzle.cases_for(INTERPRET)[index]
+    return puzzle, specs.make_inputs(puzzle, sizes, index)
+
+
+def _computed_here(monkeypatch) -> list[str]:
+    """Names of the puzzles whose spec is computed from now on (the spec itself still runs)."""
+    computed: list[str] = []
+    compute = specs.expected_and_flops
+
+    def counting(puzzle, inputs):
+        computed.append(puzzle.name)
+        return compute(puzzle, inputs)
+
+    monkeypatch.setattr(specs, "expected_and_flops", counting)
+    return computed
+
+
+@pytest.mark.parametrize("name", ["constant_add", "bf16_matmul", "quantized_matmul", "fused_layernorm"])
+def test_a_stored_answer_comes_back_bit_for_bit_without_running_the_spec(folder, monkeypatch, name):
+    puzzle, inputs = _case(name)
+    computed = _computed_here(monkeypatch)
+    first, flops = spec_outputs.expected_and_flops(puzzle, inputs)
+    again, flops_again = spec_outputs.expected_and_flops(puzzle, inputs)
+    assert computed == [name], "the second answer was read from disk"
+    assert len(list(folder.glob("*.npz"))) == 1
+    assert again.dtype == first.dtype and again.shape == first.shape and flops_again == flops
+    assert first.tobytes() == again.tobytes()
+
+
+def test_other_inputs_or_other_code_are_a_miss(folder, monkeypatch):
+    puzzle, inputs = _case("outer_add")
+    _, other_inputs = _case("outer_add", 1)
+    computed = _computed_here(monkeypatch)
+    spec_outputs.expected_and_flops(puzzle, inputs)
+    spec_outputs.expected_and_flops(puzzle, other_inputs)
+    changed = (inputs[0] + 1, *inputs[1:])
+    spec_outputs.expected_and_flops(puzzle, changed)
+    monkeypatch.setattr("pallas_puzzles.checking.cache.code_fingerprint", lambda folder: "a spec was edited")
+    spec_outputs.expected_and_flops(puzzle, inputs)
+    assert computed == ["outer_add"] * 4
+    expected, _ = spec_outputs.expected_and_flops(puzzle, changed)
+    np.testing.assert_array_equal(expected, specs.expected_and_flops(puzzle, changed)[0])
+
+
+def test_a_damaged_file_is_computed_again(folder, monkeypatch):
+    puzzle, inputs = _case("constant_add")
+    right, _ = spec_outputs.expected_and_flops(puzzle, inputs)
+    (stored,) = folder.glob("*.npz")
+    stored.write_bytes(b"half a file")
+    computed = _computed_here(monkeypatch)
+    again, _ = spec_outputs.expected_and_flops(puzzle, inputs)
+    assert computed == ["constant_add"]
+    np.testing.assert_array_equal(again, right)
+
+
+def test_without_the_fast_path_nothing_is_read_or_written(folder, monkeypatch):
+    puzzle, inputs = _case("constant_add")
+    spec_outputs.expected_and_flops(puzzle, inputs)
+    monkeypatch.setenv(fast_path.VARIABLE, "0")
+    computed = _computed_here(monkeypatch)
+    spec_outputs.expected_and_flops(puzzle, inputs)
+    _, other_inputs = _case("constant_add", 1)
+    spec_outputs.expected_and_flops(puzzle, other_inputs)
+    assert computed == ["constant_add"] * 2
+    assert len(list(folder.glob("*.npz"))) == 1
+
+
+def test_a_folder_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("PALLAS_PUZZLES_CACHE_DIR", str(blocker))
+    monkeypatch.delenv(fast_path.VARIABLE, raising=False)
+    puzzle, inputs = _case("constant_add")
+    expected, _ = spec_outputs.expected_and_flops(puzzle, inputs)
+    np.testing.assert_array_equal(expected, specs.expected_and_flops(puzzle, inputs)[0])
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "bool", "int8", "float64", "complex64"])
+@pytest.mark.parametrize("shape", [(3, 5), (), (0, 4)])
+def test_every_dtype_and_shape_is_stored_as_it_was(tmp_path, dtype, shape):
+    import jax.numpy as jnp
+
+    values = (np.arange(int(np.prod(shape))) % 7 - 3).reshape(shape).astype(jnp.dtype(dtype))
+    path = tmp_path / "answer.npz"
+    spec_outputs._write(path, values, 12.5)
+    back, flops = spec_outputs._read(path)
+    assert back.dtype == values.dtype and back.shape == values.shape and flops == 12.5
+    assert back.tobytes() == values.tobytes()

@@ -1,0 +1,113 @@
+"""Plain helpers the tests of every tier import (`from helpers import ...`); fixtures live in conftest.py."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.course.reader import load_course
+from pallas_puzzles.dev import examples
+from pallas_puzzles.results import CheckResult
+
+REPO = Path(__file__).resolve().parents[1]
+COURSE = load_course()
+MISTAKES = examples.load(COURSE.folder, examples.MISTAKES)
+
+
+def build_mistake(mistake: examples.Example, folder: Path) -> Path:
+    """Write the mistaken learner file: the reference solution with the mistake's edits."""
+    return examples.build(mistake, COURSE, folder)
+
+
+def rendered(result: CheckResult) -> str:
+    """A verdict as the terminal shows it, without colour."""
+    from pallas_puzzles.report import terminal
+
+    console = terminal.make_console(force_plain=True)
+    with console.capture() as capture:
+        terminal.render_result(console, result, COURSE.find(result.name))
+    return capture.get()
+
+
+def start_jax_as_a_checker_does() -> None:
+    """Checks made in a test process compile with the checker process's XLA options (precision, speed) and run
+    every target's kernels, so JAX starts with as many host devices as any target needs. The device count is set
+    through JAX's config, not XLA_FLAGS, which checker processes started by tests inherit: each of those takes
+    its count from its own target. Called by the conftest of every tier that checks kernels in-process."""
+    import importlib
+
+    from pallas_puzzles import backends
+    from pallas_puzzles.engine import targets
+
+    backends.use_checker_xla_flags()
+    importlib.import_module("jax").config.update(  # imported only now, with the flags above in place
+        "jax_num_cpu_devices", max(t.setup.host_devices for t in targets.BUILTIN.values()))
+
+
+def skip_if_jax_too_old(puzzle: Puzzle) -> None:
+    """A puzzle with min_jax (its own or its target's) is checked on every leg whose jax has its APIs,
+    and skipped on the others."""
+    from pallas_puzzles.checking import support
+
+    refused = support.refusal(puzzle, None)
+    if refused is not None:
+        pytest.skip(refused.sentence)
+
+
+def checkable(puzzles: tuple[Puzzle, ...] | list[Puzzle]) -> list[Puzzle]:
+    """The puzzles this environment's jax can check on the interpreter (`verify --all` skips the others)."""
+    from pallas_puzzles.backends import INTERPRET
+    from pallas_puzzles.checking import support
+
+    return [p for p in puzzles if support.refusal(p, INTERPRET) is None]
+
+
+def checked_by_dev_check(course_check, subject: str) -> dict[str, object]:
+    """The verdicts of one kind of job in the course check, by puzzle (or example) name."""
+    return {(job.example.name if job.example else job.puzzle.name): result
+            for job, result in course_check.checked if job.subject == subject}
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300):
+    """The real command in a process of its own: `python -m pallas_puzzles ARGS` (checkers included)."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pallas_puzzles", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "COLUMNS": "120", **(env or {})})
+
+
+def puzzles_checked(course_check) -> set[str]:
+    """The puzzles whose kernels the course check ran (not those this leg's jax is too old for)."""
+    return {job.puzzle.name for job, _ in course_check.checked}
+
+
+@functools.cache
+def json_schema() -> dict:
+    """The schema of `--json` output, as shipped inside the package."""
+    return json.loads(resources.files("pallas_puzzles").joinpath("report/check.schema.json").read_text())
+
+
+def one_sentence(output: str) -> str:
+    """Bad input gets exactly one 'error:' sentence and no traceback; returns the words of the output."""
+    assert "Traceback" not in output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, output
+    return " ".join(output.split())
+
+
+def swapped_maps(folder: Path) -> Path:
+    """Puzzle 4's classic mistake: x's and y's index_maps swapped, so x's map runs past its 2 blocks."""
+    text = (REPO / "solutions" / "04_outer_add_blocked.py").read_text()
+    x_map, y_map = "pl.BlockSpec((B0,), lambda i, j: (j,))", "pl.BlockSpec((B1,), lambda i, j: (i,))"
+    assert x_map in text and y_map in text
+    swapped = folder / "04_outer_add_blocked.py"
+    swapped.write_text(text.replace(x_map, "X").replace(y_map, y_map.replace("(i,)", "(j,)"))
+                       .replace("X", x_map.replace("(j,)", "(i,)")))
+    return swapped

@@ -1,0 +1,45 @@
+"""The efficiency chapter and the performance card through real checks and the CLI."""
+
+from __future__ import annotations
+
+from helpers import COURSE
+
+from pallas_puzzles.dev import examples
+from pallas_puzzles.perf import chips
+
+BUDGETED = [p for p in COURSE.puzzles if p.budget is not None]
+def test_the_chapter_has_four_budgeted_puzzles_each_with_a_wasteful_mistake():
+    assert [p.number for p in BUDGETED] == [21, 22, 23, 24]
+    mistakes = examples.load(COURSE.folder, examples.MISTAKES)
+    for puzzle in BUDGETED:
+        assert any(m.puzzle == puzzle.name and m.kind == "over-budget" for m in mistakes), puzzle.label
+        assert not any(str(n) in puzzle.hints[-1] for n in range(2, 10)), "the last hint names the idea, not numbers"
+
+
+def test_watch_mode_shows_the_card_after_a_pass(tmp_path, monkeypatch):
+    import contextlib
+    import dataclasses as dc
+
+    from test_perf_model import call, operand
+    from test_watch_loop import FIRST, FakeChecker, Session, solve
+
+    from pallas_puzzles.perf.model import estimate
+    from pallas_puzzles.results import CaseResult
+    from pallas_puzzles.workspace.folder import init_workspace
+
+    grid = (4,)
+    layout = call("add", grid, operand("x", "input", (1024,), (256,), lambda i: (i,), grid),
+                  operand("z", "output", (1024,), (256,), lambda i: (i,), grid))
+    perf = estimate((layout,), 1024.0, 8192, chips.chip(), "N=1024")
+
+    class CardChecker(FakeChecker):
+        def check(self, puzzle, file):
+            result = super().check(puzzle, file)
+            return dc.replace(result, cases=[CaseResult("N=1024", result.passed, calls=(layout,), performance=perf)])
+
+    init_workspace(tmp_path / "ws", COURSE)
+    with contextlib.chdir(tmp_path / "ws"):
+        solve(tmp_path / "ws", FIRST)
+        text = " ".join(Session(tmp_path / "ws", CardChecker()).start().quit().split())
+    assert "Performance on a TPU v5e (model), case N=1024" in text and "solved!" in text
+    assert text.index("Performance on a TPU") < text.index("solved!")

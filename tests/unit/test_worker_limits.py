@@ -1,0 +1,62 @@
+"""The long-lived checker process: reuse, crash recovery, time limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import COURSE
+
+from pallas_puzzles.worker.client import Worker
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_failing_drain_thread_reaches_the_caller_instead_of_hanging(monkeypatch):
+    import threading
+
+    import pytest
+
+    from pallas_puzzles.worker.pool import WorkerPool
+
+    def broken_check(self, puzzle, file, fail_fast=True):
+        raise BrokenPipeError("the pipe to the checker broke")
+
+    monkeypatch.setattr(Worker, "check", broken_check)
+    pool = WorkerPool("interpret", 2)  # never started: check is the only thing that runs
+    names = ("constant_add", "constant_add_blocked", "outer_add")
+    jobs = [(COURSE.find(n), REPO / "solutions" / COURSE.find(n).file) for n in names]
+    outcome: dict[str, BaseException] = {}
+
+    def consume() -> None:
+        try:
+            list(pool.check_in_order(jobs))
+        except BaseException as exc:  # noqa: B036 - the test inspects whatever arrives
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "check_in_order hung after a drain thread failed"
+    assert isinstance(outcome.get("error"), RuntimeError)
+    assert "BrokenPipeError" in str(outcome["error"]) and "puzzle 1" in str(outcome["error"])
+    with pytest.raises(RuntimeError):
+        list(pool.check_in_order(jobs))
+
+
+def test_the_time_limit_is_the_puzzles_own_unless_overridden(monkeypatch):
+    import pytest
+
+    from pallas_puzzles.errors import UserError
+    from pallas_puzzles.worker.client import time_limit
+
+    puzzle = COURSE.find("matmul_grid_k")
+    monkeypatch.delenv("PALLAS_PUZZLES_TIME_LIMIT", raising=False)
+    assert time_limit(puzzle) == puzzle.limit_seconds == max(12.0, 8 * puzzle.reference_seconds)
+    monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", "5")
+    assert time_limit(puzzle) == 5.0
+    for bad in ("soon", "0", "-3"):
+        monkeypatch.setenv("PALLAS_PUZZLES_TIME_LIMIT", bad)
+        with pytest.raises(UserError, match="positive number of seconds"):
+            time_limit(puzzle)
+
+
