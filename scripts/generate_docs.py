@@ -19,6 +19,7 @@ tests/unit/test_generated_docs.py fails when a block is stale; tests/test_readme
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from collections.abc import Callable
@@ -37,9 +38,10 @@ BLOCK = re.compile(r"(<!-- generated (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /
 COMMAND = "python scripts/generate_docs.py"
 
 
-def pages(repo: Path = REPO) -> list[Path]:
+def pages() -> list[Path]:
     """Every page that may hold a generated block or a sample verdict."""
-    return [repo / "README.md", repo / "CONTRIBUTING.md", *sorted((repo / "docs").rglob("*.md"))]
+    found = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").rglob("*.md"))]
+    return [page for page in found if page.is_file()]
 
 
 def _cell(text: str) -> str:
@@ -151,8 +153,6 @@ def problems(paths: list[Path], course: Course, write: bool) -> list[str]:
     """One line per stale or unknown block (rewriting the stale ones when `write`)."""
     found = []
     for path in paths:
-        if not path.is_file():
-            continue
         text = path.read_text(encoding="utf-8")
         new, changed, unknown = regenerate(text, course)
         where = path.relative_to(REPO) if path.is_relative_to(REPO) else path
@@ -165,18 +165,17 @@ def problems(paths: list[Path], course: Course, write: bool) -> list[str]:
     return found
 
 
-def _samples(check: bool) -> list[str]:
-    sys.path.insert(0, str(REPO / "scripts"))
-    import readme_samples
-
-    return readme_samples.stale() if check else readme_samples.rewrite()
-
-
 def main(argv: list[str]) -> int:
-    check = "--check" in argv
-    found = problems(pages(), load_course(), write=not check)
-    if "--no-samples" not in argv:
-        found += _samples(check)
+    parser = argparse.ArgumentParser(description="Regenerate the docs' generated tables and sample verdicts.")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each stale block")
+    parser.add_argument("--no-samples", action="store_true", help="leave the sample verdicts (they run the tool)")
+    args = parser.parse_args(argv)
+    found = problems(pages(), load_course(), write=not args.check)
+    if not args.no_samples:
+        sys.path.insert(0, str(REPO / "scripts"))
+        import readme_samples
+
+        found += readme_samples.stale(pages()) if args.check else readme_samples.rewrite(pages())
     for line in found:
         print(line, file=sys.stderr)
     return 1 if found else 0

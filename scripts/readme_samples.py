@@ -82,40 +82,47 @@ def shown(text: str) -> dict[str, str]:
     return {m.group("name"): m.group("body") for m in BLOCK.finditer(text)}
 
 
-def _pages() -> list[Path]:
+def pages() -> list[Path]:
+    """The pages that may show a sample: generate_docs's list."""
     sys.path.insert(0, str(REPO / "scripts"))
-    from generate_docs import pages
+    import generate_docs
 
-    return pages()
+    return generate_docs.pages()
 
 
-def stale() -> list[str]:
+def stale(shown_in: list[Path]) -> list[str]:
     """One line per sample that a page shows and the tool no longer prints."""
     fresh = samples()
     found = []
-    for page in (p for p in _pages() if p.is_file()):
+    for page in shown_in:
         for name, body in shown(page.read_text(encoding="utf-8")).items():
             if normalise(body) != normalise(fresh.get(name, "")):
                 found.append(f"{page.relative_to(REPO)}: the sample {name} is stale; run {COMMAND}")
     return found
 
 
-def rewrite() -> list[str]:
-    """Every sample printed afresh into its page; one line per sample no longer in SAMPLES."""
+def rewrite(shown_in: list[Path]) -> list[str]:
+    """Every stale sample printed afresh into its page (one that differs only in its timing is kept);
+    one line per sample no longer in SAMPLES."""
     fresh = samples()
     unknown = []
-    for page in (p for p in _pages() if p.is_file()):
+
+    def body(match: re.Match[str]) -> str:
+        old, new = match.group("body"), fresh.get(match.group("name"))
+        return match.group(1) + (old if new is None or normalise(new) == normalise(old) else new) + match.group(4)
+
+    for page in shown_in:
         text = page.read_text(encoding="utf-8")
         unknown += [f"{page.relative_to(REPO)}: there is no sample {name} in scripts/readme_samples.py"
                     for name in shown(text) if name not in fresh]
-        new = BLOCK.sub(lambda m: m.group(1) + fresh.get(m.group("name"), m.group("body")) + m.group(4), text)
+        new = BLOCK.sub(body, text)
         if new != text:
             page.write_text(new, encoding="utf-8")
     return unknown
 
 
 def main(argv: list[str]) -> int:
-    found = stale() if "--check" in argv else rewrite()
+    found = stale(pages()) if "--check" in argv else rewrite(pages())
     for line in found:
         print(line, file=sys.stderr)
     return 1 if found else 0
