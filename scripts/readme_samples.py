@@ -1,11 +1,12 @@
-"""The sample verdicts in README.md, printed by the real tool, so they cannot go stale.
+"""The sample verdicts in the docs, printed by the real tool, so they cannot go stale.
 
-    python scripts/readme_samples.py           rewrite the samples in README.md
-    python scripts/readme_samples.py --check   exit 1 when README.md shows something the tool no longer prints
+    python scripts/readme_samples.py           rewrite the samples (scripts/generate_docs.py does too)
+    python scripts/readme_samples.py --check   exit 1 when a page shows something the tool no longer prints
 
 Each sample is a learner's mistake (an edit of a reference solution) checked with
 `pallas-puzzles verify N --backend interpret` in a fresh workspace, 100 columns wide.
-In README.md a sample sits between `<!-- sample NAME -->` and `<!-- /sample -->`.
+A sample sits between `<!-- sample NAME -->` and `<!-- /sample -->` in README.md or a page
+under docs/ (scripts/generate_docs.py's `pages`), each sample in one place.
 Only the seconds in a verdict's footer may differ between runs; they are compared
 as "N.NN s".
 """
@@ -21,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
 WIDTH = 100
+COMMAND = "python scripts/generate_docs.py"
 
 
 @dataclass(frozen=True)
@@ -77,20 +78,54 @@ def samples() -> dict[str, str]:
     return out
 
 
-def shown(readme: str) -> dict[str, str]:
-    return {m.group("name"): m.group("body") for m in BLOCK.finditer(readme)}
+def shown(text: str) -> dict[str, str]:
+    return {m.group("name"): m.group("body") for m in BLOCK.finditer(text)}
+
+
+def pages() -> list[Path]:
+    """The pages that may show a sample: generate_docs's list."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    import generate_docs
+
+    return generate_docs.pages()
+
+
+def stale(shown_in: list[Path]) -> list[str]:
+    """One line per sample that a page shows and the tool no longer prints."""
+    fresh = samples()
+    found = []
+    for page in shown_in:
+        for name, body in shown(page.read_text(encoding="utf-8")).items():
+            if normalise(body) != normalise(fresh.get(name, "")):
+                found.append(f"{page.relative_to(REPO)}: the sample {name} is stale; run {COMMAND}")
+    return found
+
+
+def rewrite(shown_in: list[Path]) -> list[str]:
+    """Every stale sample printed afresh into its page (one that differs only in its timing is kept);
+    one line per sample no longer in SAMPLES."""
+    fresh = samples()
+    unknown = []
+
+    def body(match: re.Match[str]) -> str:
+        old, new = match.group("body"), fresh.get(match.group("name"))
+        return match.group(1) + (old if new is None or normalise(new) == normalise(old) else new) + match.group(4)
+
+    for page in shown_in:
+        text = page.read_text(encoding="utf-8")
+        unknown += [f"{page.relative_to(REPO)}: there is no sample {name} in scripts/readme_samples.py"
+                    for name in shown(text) if name not in fresh]
+        new = BLOCK.sub(body, text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    return unknown
 
 
 def main(argv: list[str]) -> int:
-    readme = README.read_text(encoding="utf-8")
-    fresh = samples()
-    if "--check" in argv:
-        stale = [name for name, body in shown(readme).items() if normalise(body) != normalise(fresh.get(name, ""))]
-        for name in stale:
-            print(f"README.md: sample {name} is stale; run python scripts/readme_samples.py", file=sys.stderr)
-        return 1 if stale else 0
-    README.write_text(BLOCK.sub(lambda m: m.group(1) + fresh[m.group("name")] + m.group(4), readme), encoding="utf-8")
-    return 0
+    found = stale(pages()) if "--check" in argv else rewrite(pages())
+    for line in found:
+        print(line, file=sys.stderr)
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

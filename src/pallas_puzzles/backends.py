@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from pallas_puzzles import versions
+from pallas_puzzles import environment, versions
 from pallas_puzzles.errors import UserError
 
 AUTO = "auto"
@@ -64,16 +64,15 @@ def get(name: str) -> Backend:
 
 def cache_dir() -> Path:
     """JAX's persistent compilation cache for compiled (gpu/tpu) kernels; safe to delete."""
-    override = os.environ.get("PALLAS_PUZZLES_CACHE_DIR")
+    override = environment.CACHE_DIR.value()
     if override:
         return Path(override)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pallas-puzzles" / "jax"
+    return environment.cache_home() / "pallas-puzzles" / "jax"
 
 
 def spec_outputs_dir() -> Path:
     """The specs' stored answers (engine/spec_outputs.py), beside JAX's cache; safe to delete."""
-    if os.environ.get("PALLAS_PUZZLES_CACHE_DIR"):
+    if environment.CACHE_DIR.value():
         return cache_dir() / "spec-outputs"
     return cache_dir().parent / "spec-outputs"
 
@@ -155,12 +154,9 @@ def strict_precision_flags(jaxlib_version: str | None) -> tuple[str, ...]:
 def prepare_environment(requested: str, mode: Mode) -> None:
     """Set before jax is imported: the CPU-only checks never touch an accelerator."""
     if requested == INTERPRET.name or mode is Mode.LOWER:
-        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        os.environ.setdefault(environment.JAX_PLATFORMS.name, "cpu")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     use_checker_xla_flags()
-
-
-FAST_COMPILE_VARIABLE = "PALLAS_PUZZLES_FAST_COMPILE"  # "0" turns the flags off (to compare, or to rule them out)
 
 
 def use_checker_xla_flags() -> None:
@@ -168,9 +164,9 @@ def use_checker_xla_flags() -> None:
     strict precision always, the fast-compile set where it was tested and not turned off."""
     jaxlib = versions.installed("jaxlib")
     flags = strict_precision_flags(jaxlib)
-    if os.environ.get(FAST_COMPILE_VARIABLE, "").strip() != "0":
+    if not environment.FAST_COMPILE.turned_off():
         flags += fast_compile_flags(jaxlib)
-    os.environ["XLA_FLAGS"] = with_flags(os.environ.get("XLA_FLAGS", ""), flags)
+    os.environ[environment.XLA_FLAGS.name] = with_flags(environment.XLA_FLAGS.value(), flags)
 
 
 def configure_jax() -> None:

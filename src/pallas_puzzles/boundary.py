@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from pallas_puzzles import versions
+from pallas_puzzles import environment, versions
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, UserError
 
 Say = Callable[[str], None]
@@ -32,8 +32,7 @@ def file_system_sentence(exc: OSError) -> str:
 
 
 def log_folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pallas-puzzles" / "logs"
+    return environment.cache_home() / "pallas-puzzles" / "logs"
 
 
 def _version(package: str) -> str:

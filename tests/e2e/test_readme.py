@@ -1,4 +1,4 @@
-"""The README shows what the tool prints: its sample verdicts are checked against the real command."""
+"""The docs show what the tool prints: their sample verdicts are checked against the real command."""
 
 from __future__ import annotations
 
@@ -21,16 +21,18 @@ def _samples_script():
 
 
 @pytest.mark.slow
-def test_the_readmes_sample_verdicts_are_what_the_tool_prints():
+def test_the_sample_verdicts_in_the_docs_are_what_the_tool_prints():
     script = _samples_script()
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    shown = script.shown(readme)
-    assert set(shown) == {s.name for s in script.SAMPLES}  # every sample has its place, and no other
+    shown = [(page, name, body) for page in script.pages()
+             for name, body in script.shown(page.read_text(encoding="utf-8")).items()]
+    # every sample has one place, and no other; the README shows one
+    assert sorted(name for _, name, _ in shown) == sorted(s.name for s in script.SAMPLES)
+    assert any(page.name == "README.md" and page.parent == REPO for page, _, _ in shown)
     fresh = script.samples()
-    for name, body in shown.items():
+    for page, name, body in shown:
         assert "✗ Puzzle" in fresh[name], fresh[name]  # the tool really printed a verdict
         assert script.normalise(body) == script.normalise(fresh[name]), (
-            f"README.md's sample {name} is stale: run python scripts/readme_samples.py")
+            f"{page.relative_to(REPO)}'s sample {name} is stale: run python scripts/generate_docs.py")
 
 
 def test_the_readme_says_how_to_make_the_virtual_environment_and_where_to_run_the_tests():

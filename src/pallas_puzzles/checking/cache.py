@@ -23,7 +23,7 @@ import sys
 from importlib import metadata, util
 from pathlib import Path
 
-from pallas_puzzles import backends, versions
+from pallas_puzzles import backends, environment, versions
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.findings import FindingKind
@@ -33,9 +33,6 @@ from pallas_puzzles.workspace.folder import Workspace
 FOLDER = "results"
 MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
 CODE_SUFFIXES = (".py", ".toml", ".json")
-# PALLAS_PUZZLES_FAST: the switches of the checker's speed-ups (the fast path, the fast compile flags):
-# a check run to rule them out must not be answered with a verdict they gave.
-ENVIRONMENT_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "LIBTPU_", "PALLAS_PUZZLES_FAST")
 MOMENTARY = {FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH, FindingKind.INTERNAL}
 ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
 
@@ -43,8 +40,8 @@ ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
 def runtime_identity() -> list[str]:
     """What an answer kept on disk depends on besides the code and its inputs: the Python, jax, jaxlib
     and numpy that computed it, and the JAX/XLA settings (and speed-up switches) in the environment."""
-    environment = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENVIRONMENT_PREFIXES))
-    return [sys.version, *(_version(name) for name in ("jax", "jaxlib", "numpy")), repr(environment)]
+    settings = environment.CHECK_SETTINGS.items()
+    return [sys.version, *(_version(name) for name in ("jax", "jaxlib", "numpy")), repr(settings)]
 
 
 def store_atomically(path: Path, data: bytes, keep: int) -> None:
@@ -99,7 +96,7 @@ def backend_identity(requested: str, mode: Mode) -> str | None:
     if requested == backends.INTERPRET.name:
         return requested
     if requested == backends.AUTO:
-        cpu_only = os.environ.get("JAX_PLATFORMS", "").strip().lower() == "cpu"
+        cpu_only = environment.JAX_PLATFORMS.value().strip().lower() == "cpu"
         return backends.INTERPRET.name if cpu_only or not plugins else None
     return f"{requested} with {','.join(plugins) or 'no plugin'}"
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from pallas_puzzles import environment
 from pallas_puzzles.course.model import Course
 from pallas_puzzles.course.reader import COURSE_FILE, CourseError, builtin_folder, load_course
 from pallas_puzzles.errors import UserError
@@ -29,7 +30,7 @@ from pallas_puzzles.workspace.folder import Workspace
 
 ENTRY_POINT_GROUP = "pallas_puzzles.courses"
 RECORD = "course.json"
-OVERRIDE = "PALLAS_PUZZLES_COURSE"
+OVERRIDE = environment.COURSE.name
 BUILTIN = "builtin"
 BUILTIN_NAMES = (BUILTIN, "pallas-puzzles", "pallas_puzzles")
 
@@ -145,7 +146,7 @@ def _recorded_folder(workspace: Workspace, data: dict[str, str]) -> Path:
 def course_of(workspace: Workspace) -> Course:
     """The course a workspace was made from (see the module's docstring for the order of the rules)."""
     data = recorded(workspace)
-    override = os.environ.get(OVERRIDE, "").strip()
+    override = environment.COURSE.value().strip()
     if override:
         course = load_course(resolve(override, workspace.root).folder)
     elif data is None:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pallas_puzzles import backends
+from pallas_puzzles import backends, environment
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.course.reader import DEFAULT_TARGET
@@ -35,7 +35,6 @@ from pallas_puzzles.worker.protocol import (
 )
 
 STARTUP_TIMEOUT = 180.0
-TIME_LIMIT_VARIABLE = "PALLAS_PUZZLES_TIME_LIMIT"
 
 
 _LOOP = re.compile(r"\b(while_loop|fori_loop|scan)\s*\(|^\s*while\b")
@@ -82,7 +81,7 @@ def resident_mib(pid: int) -> float:
 
 def time_limit(puzzle: Puzzle) -> float:
     """Seconds a check of this puzzle may run: the puzzle's own limit unless overridden."""
-    override = os.environ.get(TIME_LIMIT_VARIABLE, "").strip()
+    override = environment.TIME_LIMIT.value().strip()
     if not override:
         return puzzle.limit_seconds
     try:
@@ -90,7 +89,7 @@ def time_limit(puzzle: Puzzle) -> float:
     except ValueError:
         seconds = -1.0
     if seconds <= 0:
-        raise UserError(f"{TIME_LIMIT_VARIABLE} must be a positive number of seconds; it is '{override}'.")
+        raise UserError(f"{environment.TIME_LIMIT.name} must be a positive number of seconds; it is '{override}'.")
     return seconds
 
 

@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from pallas_puzzles import backends
+from pallas_puzzles import backends, environment
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.engine.targets import for_check, get
 from pallas_puzzles.engine.targets.base import Target
@@ -47,7 +47,7 @@ def start(declared: str, requested: str, mode: Mode) -> Started:
     """
     setup = get(declared).setup
     backends.prepare_environment(requested, mode)
-    os.environ["XLA_FLAGS"] = backends.with_flags(os.environ.get("XLA_FLAGS", ""), setup.all_xla_flags())
+    os.environ[environment.XLA_FLAGS.name] = backends.with_flags(environment.XLA_FLAGS.value(), setup.all_xla_flags())
     import jax
 
     error, warning = backends.jax_version_verdict(jax.__version__)

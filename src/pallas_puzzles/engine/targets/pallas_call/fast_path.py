@@ -29,12 +29,13 @@ all off: to compare, or to rule it out. Nothing here imports JAX at module level
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-VARIABLE = "PALLAS_PUZZLES_FAST"
+from pallas_puzzles import environment
+
+VARIABLE = environment.FAST.name
 
 # Measured per shape case, op by op (its small programs warm) against compiled (a new program, as
 # every edit of the learner's makes). Through XLA alone, op by op won below 24-32 points on jax 0.10.2
@@ -87,7 +88,7 @@ OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, nump
 
 def switched_off() -> bool:
     """Has PALLAS_PUZZLES_FAST=0 turned the fast path (and the stored spec answers) off?"""
-    return os.environ.get(VARIABLE, "").strip() == "0"
+    return environment.FAST.turned_off()
 
 
 def private_memory_mib() -> float | None:
