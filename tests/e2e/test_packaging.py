@@ -60,3 +60,25 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path):
     assert (sorted(p.name for p in (tmp_path / "my-course" / "exercises").iterdir())
             == ["01_scale.py", "02_scale_blocked.py"])
     assert (Path(where.strip()).parent / "course" / "builtin" / "mistakes.toml").is_file()
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_one_whole_course(tmp_path):
+    """The repository keeps exercises/ and solutions/ at its top and the course definition in the package;
+    the wheel joins them into one course folder, pallas_puzzles/course/builtin/, with every puzzle's files."""
+    import zipfile
+
+    from pallas_puzzles.course.reader import load_course
+
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(REPO)],
+        check=True,
+    )
+    names = set(zipfile.ZipFile(next(dist.glob("pallas_puzzles-*.whl"))).namelist())
+    course = load_course()
+    inside = "pallas_puzzles/course/builtin/"
+    expected = {f"{inside}{folder}/{p.file}" for p in course.puzzles for folder in ("exercises", "solutions")}
+    expected |= {f"{inside}specs/{p.spec_path.name}" for p in course.puzzles}
+    expected |= {f"{inside}{name}" for name in ("course.toml", "mistakes.toml", "correct.toml")}
+    assert not expected - names, sorted(expected - names)
