@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
 from pallas_puzzles.engine.targets.pallas_call.fast_path import FastPath, trim_heap
+from pallas_puzzles.engine.targets.pallas_call.jax_private import GPU_INTERPRETER
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -26,12 +27,10 @@ if TYPE_CHECKING:
     from pallas_puzzles.results import CaseResult
 
 # Checked on jax 0.10.2 and 0.12.0.1: lowering any interpreted pallas_call imports
-# Pallas's Mosaic GPU interpreter just to test whether the call asked for it
-# (jax/_src/pallas/pallas_call.py); that costs about 0.35 s (a failing import on
-# a CPU-only 0.10) to 1.9 s (0.12) in a fresh process. JAX treats an ImportError
-# there as "not asked for", so a process that only interprets TPU kernels makes
-# that import fail fast.
-GPU_INTERPRETER = "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"
+# Pallas's Mosaic GPU interpreter (GPU_INTERPRETER) just to test whether the call asked
+# for it; that costs about 0.35 s (a failing import on a CPU-only 0.10) to 1.9 s (0.12)
+# in a fresh process. JAX treats an ImportError there as "not asked for", so a process
+# that only interprets TPU kernels makes that import fail fast.
 
 
 class TpuInterpreter(Target):

@@ -7,10 +7,11 @@ only the kernel's own warpgroups can arrive on a barrier: when every warpgroup o
 can ever arrive, and the wait is stopped within POLL_SECONDS. A wait this rule cannot judge (a
 warp-level thread of a WarpMesh) is stopped after FALLBACK_SECONDS without any barrier activity.
 
-Private API, checked on jax 0.12.0.1: jax._src.pallas.mosaic_gpu.interpret.shared_memory.Barrier
-(__init__, arrive, _wait, deallocate; its fields cv, phase, arrivals_count, num_arrivals, aborted,
-last_observed_phase_by_thread, shared_memory) and GPUSharedMemory (kernel_thread_finished,
-reset_per_cluster_state, all_concurrent_threads), and its Warpgroup thread class.
+Private API (mosaic_gpu/jax_private.py lists it, with the versions checked; hooks.py passes the
+module): the interpreter's Barrier (__init__, arrive, _wait, deallocate; its fields cv, phase,
+arrivals_count, num_arrivals, aborted, last_observed_phase_by_thread, shared_memory) and
+GPUSharedMemory (kernel_thread_finished, reset_per_cluster_state, all_concurrent_threads), and
+its Warpgroup thread class.
 """
 
 from __future__ import annotations

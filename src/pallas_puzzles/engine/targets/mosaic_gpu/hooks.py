@@ -2,13 +2,13 @@
 
 The hooks act only while a case is active (record.active). Each module installs its own:
 interpreter.py (which line each operation comes from, failures, TMA stores left running),
-memory_marks.py (elements written), barriers.py and races.py. Private API: the modules
-jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks and .shared_memory, checked on jax 0.12.0.1.
+memory_marks.py (elements written), barriers.py and races.py. Private API: the interpreter's
+gpu_callbacks and shared_memory modules, from mosaic_gpu/jax_private.py (with the versions checked).
 """
 
 from __future__ import annotations
 
-from pallas_puzzles.engine.targets.mosaic_gpu import barriers, interpreter, memory_marks, races
+from pallas_puzzles.engine.targets.mosaic_gpu import barriers, interpreter, jax_private, memory_marks, races
 
 _installed = False
 
@@ -17,8 +17,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks, shared_memory
-
+    gpu_callbacks, shared_memory = jax_private.gpu_callbacks(), jax_private.gpu_shared_memory()
     interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory)
     memory_marks.install(shared_memory.GPUSharedMemory)
     barriers.install(shared_memory)

@@ -1,10 +1,10 @@
 """Hooks into JAX's Mosaic GPU interpreter: which learner line each memory operation comes from,
 the first failure, a TMA store left running, and one interpreter limit lifted.
 
-Private API, checked on jax 0.12.0.1 only (the chapter needs jax >= 0.12; on 0.10.2 the interpreter
-lacks most of what it uses): jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks (its callback
-functions, looked up by module attribute when a kernel is traced, and `reset_gpu_interpret_mode_state`)
-and shared_memory.GPUSharedMemory (set_failed, kernel_thread_finished). The hooks only read what
+Private API (mosaic_gpu/jax_private.py lists it, with the versions checked; the chapter needs
+jax >= 0.12): the interpreter's gpu_callbacks (its callback functions, looked up by module
+attribute when a kernel is traced, and `reset_gpu_interpret_mode_state`) and
+GPUSharedMemory (set_failed, kernel_thread_finished). The hooks only read what
 passes through; the one change of behaviour is `copy_smem_to_gmem` with a predicate (see
 _predicated_store). Barriers: barriers.py; races: races.py; written elements: memory_marks.py;
 hooks.py installs them all.
@@ -20,13 +20,10 @@ from typing import Any
 import numpy as np
 
 from pallas_puzzles.engine.learner_lines import make_line, same_file
+from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
 from pallas_puzzles.engine.targets.mosaic_gpu.record import StoreNotWaited, active
 from pallas_puzzles.source_line import SourceLine
 
-# The interpreter's callbacks that carry the source_info of the kernel line they run for.
-_CALLBACKS = ("_get", "_swap", "_barrier_wait", "_barrier_arrive", "_allocate_barriers", "_deallocate_barrier",
-              "copy_gmem_to_smem", "copy_smem_to_gmem", "wait_smem_to_gmem", "commit_smem", "wgmma",
-              "wgmma_accumulator_deref", "_named_barrier")
 # Callback name -> how an access made inside it is described to a learner.
 OPS = {"_get": "read", "_swap": "write", "copy_gmem_to_smem": "tma-load", "copy_smem_to_gmem": "tma-store",
        "wgmma": "wgmma"}
@@ -63,15 +60,13 @@ def made_by(source_info: Any) -> str:
     """For an operation JAX's own code made (emit_pipeline's copies): the JAX function that made it."""
     frames = getattr(getattr(source_info, "traceback", None), "frames", None) or ()
     for frame in frames:
-        if "/jax/_src/pallas/" in frame.file_name.replace("\\", "/") and "interpret" not in frame.file_name:
+        if jax_private.PALLAS_SOURCES in frame.file_name.replace("\\", "/") and "interpret" not in frame.file_name:
             return frame.function_name
     return ""
 
 
 def memory_name(key: Any) -> str:
-    from jax._src.pallas.mosaic_gpu.interpret import shared_memory
-
-    for space, index in shared_memory.IDX_BY_GPU_MEMORY_SPACE.items():
+    for space, index in jax_private.gpu_shared_memory().IDX_BY_GPU_MEMORY_SPACE.items():
         if index == key.memory_space_id:
             return space.name
     return "memory"
@@ -135,16 +130,14 @@ def _kernel_end(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def reset() -> None:
     """Forget a failed kernel: the interpreter's global state and ours."""
-    from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks
-
-    gpu_callbacks.reset_gpu_interpret_mode_state()
+    jax_private.gpu_callbacks().reset_gpu_interpret_mode_state()
     _last_store.clear()
 
 
 def install(gpu_callbacks: Any, memory: Any) -> None:
     """Wrap the interpreter's callbacks and GPUSharedMemory's failure and kernel-end hooks (once: hooks.py)."""
     gpu_callbacks.copy_smem_to_gmem = _predicated_store(gpu_callbacks.copy_smem_to_gmem)
-    for name in _CALLBACKS:
+    for name in jax_private.CALLBACKS_WITH_SOURCE_INFO:
         if hasattr(gpu_callbacks, name):
             setattr(gpu_callbacks, name, _in_op(name, getattr(gpu_callbacks, name)))
     memory.set_failed = _capture_failure(memory.set_failed)

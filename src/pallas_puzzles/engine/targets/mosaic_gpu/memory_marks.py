@@ -6,9 +6,9 @@ computed out of shared memory that was read before anything filled it, and names
 The interpreter's race detector does not follow wgmma; a wgmma operand the warpgroup stored and
 did not commit is caught here.
 
-Private API, checked on jax 0.12.0.1: jax._src.pallas.mosaic_gpu.interpret.shared_memory.
-GPUSharedMemory (allocate_buffer, get/store/swap_buffer_content taking an interpret_utils.Access,
-commit_smem). The hooks only read what passes through.
+Private API (mosaic_gpu/jax_private.py lists it, with the versions checked; hooks.py passes the
+class): the interpreter's GPUSharedMemory (allocate_buffer, get/store/swap_buffer_content taking
+an interpret_utils.Access, commit_smem). The hooks only read what passes through.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ which learner line) as the detector checks it; when the detector raises, the ear
 the way the detector finds it (a clock not ordered before this one, an overlapping range) and the
 race is raised again as data.
 
-Private API, checked on jax 0.12.0.1: jax._src.pallas.mosaic_gpu.interpret.race_detection_state.
+Private API (mosaic_gpu/jax_private.py lists it, with the versions checked): the interpreter's
 GPURaceDetectionState.check_read/check_write(thread, clock, buffer_key, access, source_info), the
 `reads`/`writes` lists of (thread, clock, range, frame) it keeps per buffer, the clocks' `ordered`,
-and jax._src.pallas.mosaic.interpret.race_detection_state._ranges_overlap.
+and the TPU race detector's _ranges_overlap, which it shares.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
 from pallas_puzzles.engine.targets.mosaic_gpu.interpreter import (
     OPS,
     block_and_warpgroup,
@@ -97,9 +98,6 @@ def _checked(original: Callable[..., Any], writes: bool, overlap: Callable[..., 
 
 
 def install() -> None:
-    from jax._src.pallas.mosaic.interpret import race_detection_state as base
-    from jax._src.pallas.mosaic_gpu.interpret import race_detection_state
-
-    detector = race_detection_state.GPURaceDetectionState
-    detector.check_read = _checked(detector.check_read, False, base._ranges_overlap)
-    detector.check_write = _checked(detector.check_write, True, base._ranges_overlap)
+    detector, overlap = jax_private.gpu_race_detection_state().GPURaceDetectionState, jax_private.ranges_overlap()
+    detector.check_read = _checked(detector.check_read, False, overlap)
+    detector.check_write = _checked(detector.check_write, True, overlap)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import Target
+from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 
@@ -33,12 +34,12 @@ if TYPE_CHECKING:
 def _quiet_callbacks() -> Iterator[None]:
     """JAX logs every failed interpreter callback with its traceback, and numpy warns about the NaN a
     wrong kernel makes (inf * 0 in a wgmma); the finding says it better."""
-    logger = logging.getLogger("jax._src.callback")
+    logger = jax_private.callback_logger()
     saved = logger.propagate, logger.level
     logger.propagate, logger.level = False, logging.CRITICAL
     try:
         with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"jax\._src\.pallas\.mosaic_gpu")
+            warnings.filterwarnings("ignore", category=RuntimeWarning, module=jax_private.WARNING_MODULES)
             yield
     finally:
         logger.propagate, logger.level = saved

@@ -2,14 +2,13 @@
 
 They report each remote copy, signal, wait, store and kernel edge to the
 MONITOR, and act only while it is active, so single-device kernels in the same
-process run as before. Private names used here and in watch.py, and nowhere
-else (jax._src.pallas.mosaic.interpret, checked on jax 0.10.2 and 0.12.0.1):
-interpret_pallas_call's dma_start, dma_wait, semaphore_signal, semaphore_wait,
+process run as before. The private names used here and in watch.py (the TPU
+interpreter's dma_start, dma_wait, semaphore_signal, semaphore_wait,
 get_barrier_semaphore, swap, _barrier, _validate, _clear_shared_memory,
 _check_for_revisiting, DMA, DmaState, fail_on_exception, _shared_memory and
-its module reference `callback` (jax._src.callback); utils'
-_device_id_to_logical; shared_memory.SharedMemory's
-get_random_virtual_device_id; and jax._src.dispatch.runtime_tokens.
+its module reference `callback`; utils' _device_id_to_logical; SharedMemory's
+get_random_virtual_device_id; JAX's runtime effect tokens) are listed, with
+the versions checked, in tpu_multichip/jax_private.py, which hands them out.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.tpu_multichip import watch
+from pallas_puzzles.engine.targets.tpu_multichip import jax_private, watch
 from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
     MONITOR,
     AutoBarrier,
@@ -150,7 +149,7 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
 
 
 class _CallbackModule:
-    """Stands in for jax._src.callback inside the interpreter, to see two callbacks as the kernel is
+    """Stands in for JAX's callback module inside the interpreter, to see two callbacks as the kernel is
     traced: a semaphore wait gets the learner's line (the interpreter passes it none), and a barrier
     semaphore asked for in a kernel without a collective_id is refused at the learner's line."""
 
@@ -161,7 +160,7 @@ class _CallbackModule:
         return getattr(self._real, name)
 
     def io_callback(self, callback: Any, *args: Any, **kwargs: Any) -> Any:
-        from jax._src import source_info_util
+        from jax.extend import source_info_util
 
         if callback is self._sem_wait:
             callback = functools.partial(callback, source_info=source_info_util.current())
@@ -190,7 +189,7 @@ def _hook_device_ids(iutils: Any) -> None:
         except (AssertionError, ValueError, NotImplementedError, TypeError, KeyError) as exc:
             if not MONITOR.active:
                 raise
-            from jax._src import source_info_util
+            from jax.extend import source_info_util
 
             MONITOR.add(BadDeviceId(_describe(device_id), tuple(str(a) for a in axis_sizes),
                                     f"{type(exc).__name__}: {exc}", source_info_util.current()))
@@ -247,11 +246,10 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
-    from jax._src.pallas.mosaic.interpret import race_detection_state, shared_memory
-    from jax._src.pallas.mosaic.interpret import utils as iutils
-
     from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch
+
+    ipc, race_detection_state, shared_memory, iutils = (jax_private.interpreter(), jax_private.race_detection_state(),
+                                                        jax_private.shared_memory(), jax_private.interpret_utils())
 
     _hook_copies(ipc)
     sem_wait = _hook_semaphores(ipc)
@@ -270,12 +268,11 @@ def recover() -> None:
     kernel, of any puzzle, runs clean. jax 0.12 forgets the tokens in effects_barrier; jax 0.10 re-raises
     there and keeps them, so runtime_tokens is cleared as well."""
     import jax
-    from jax._src import dispatch
     from jax.experimental.pallas import tpu as pltpu
 
     try:
         jax.effects_barrier()
     except Exception:
         pass
-    dispatch.runtime_tokens.clear()
+    jax_private.runtime_tokens().clear()
     pltpu.reset_tpu_interpret_mode_state()

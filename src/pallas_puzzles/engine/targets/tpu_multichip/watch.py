@@ -1,12 +1,12 @@
 """Reading the TPU interpreter's state for the multi-device rules: deadlocks, races, the kernel's exit.
 
-Private names read here (jax._src.pallas.mosaic.interpret, checked on jax
-0.10.2 and 0.12.0.1): SharedMemory's sem, fixed_id_sem, num_devices,
-clean_up_barrier, _failure and set_failed; Semaphore's cv, count_by_core and
-tasks (bound methods of the queued DMA); DMA's id, state, src_device_id,
-dst_device_id and source_info; race_detection_state's RaceDetectionState
-(check_read/check_write, reads, writes, races_found), _ranges_overlap and
-module-level print (jax 0.10 prints a race instead of raising).
+Private names read here, from the TPU interpreter's objects and modules (hooks.py hands them
+over; tpu_multichip/jax_private.py lists them, with the versions checked): SharedMemory's sem,
+fixed_id_sem, num_devices, clean_up_barrier, _failure and set_failed; Semaphore's cv,
+count_by_core and tasks (bound methods of the queued DMA); DMA's id, state, src_device_id,
+dst_device_id and source_info; the race detector's RaceDetectionState (check_read/check_write,
+reads, writes, races_found), _ranges_overlap, its clocks' ordering and module-level print
+(jax 0.10 prints a race instead of raising).
 """
 
 from __future__ import annotations

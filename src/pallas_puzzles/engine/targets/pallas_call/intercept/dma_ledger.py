@@ -11,11 +11,10 @@ Three things read it:
   pending; the ledger remembers that, and explain/dma.py names it when the read races;
 - the cost model: bytes each copy moves between HBM and VMEM (CallRecord.ledger).
 
-The hooks wrap private parts of the TPU interpreter (jax._src.pallas.mosaic.interpret:
-interpret_pallas_call.DMA.__init__ and execute_write, TPU_MEMORY_SPACE_NAMES;
-shared_memory.Semaphore.wait, SharedMemory.allocate_buffer and
-get_sempahores_with_nonzero_count), read on jax 0.10.2 and 0.12.0.1; dma_watch.install installs
-them. They only record: a correct kernel computes the same.
+The hooks wrap private parts of the TPU interpreter (DMA.__init__ and execute_write,
+TPU_MEMORY_SPACE_NAMES; Semaphore.wait, SharedMemory.allocate_buffer and
+get_sempahores_with_nonzero_count: pallas_call/jax_private.py lists them, with the versions
+checked); dma_watch.install installs them. They only record: a correct kernel computes the same.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.intercept.records import Copy, Ledger
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import active
 from pallas_puzzles.findings import FindingKind
@@ -39,9 +39,7 @@ def _ledger() -> Ledger | None:
 
 
 def _memory_name(index: Any) -> str:
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
-
-    return str(ipc.TPU_MEMORY_SPACE_NAMES.get(int(index), "")).lower()
+    return str(jax_private.interpreter().TPU_MEMORY_SPACE_NAMES.get(int(index), "")).lower()
 
 
 def _registering(original: Callable[..., Any]) -> Callable[..., Any]:

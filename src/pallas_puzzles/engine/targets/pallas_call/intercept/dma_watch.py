@@ -10,12 +10,11 @@ thing it cannot run on a CPU without help, emit_pipeline, see below):
 - a copy between refs of different shapes fails deep inside the simulated
   DMA; here it is refused when the kernel is traced, at the learner's line.
 
-The interpreter's classes are private (jax._src.pallas.mosaic.interpret:
-shared_memory.Semaphore.wait, SharedMemory.check_failed and
-get_random_virtual_device_id, and in
-race_detection_state the module-level `print`, RaceDetectionState.check_read/check_write,
-its `writes` records and _ranges_overlap), checked on jax 0.10.2 and 0.12.0.1. Nothing
-here changes what a correct kernel computes.
+The interpreter's classes are private (Semaphore.wait, SharedMemory.check_failed and
+get_random_virtual_device_id, and in the race detector's module its module-level `print`,
+RaceDetectionState.check_read/check_write, its `writes` records and _ranges_overlap:
+pallas_call/jax_private.py lists them, with the versions checked). Nothing here changes
+what a correct kernel computes.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas_puzzles.engine.learner_lines import learner_call_site
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.explain import lowering
 from pallas_puzzles.engine.targets.pallas_call.intercept import dma_ledger
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, active
@@ -184,10 +184,9 @@ def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
         # sync_copy and async_copy start their copy inside jax, where the recorded traceback can stop
         # short of the learner's frame; record the whole stack of this call instead (the copy ledger
         # names a copy by it).
-        from jax._src import source_info_util
-        from jax._src.lib import xla_client
+        from jax.extend import source_info_util
 
-        with source_info_util.user_context(xla_client.Traceback.get_traceback()):
+        with source_info_util.user_context(jax_private.current_traceback()):
             return original(src_ref, dst_ref, *args, **kwargs)
 
     return copy
@@ -224,12 +223,10 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from jax._src.pallas.mosaic.interpret import (
-        interpret_pallas_call,
-        race_detection_state,
-        shared_memory,
-    )
     from jax.experimental.pallas import tpu as pltpu
+
+    interpret_pallas_call, race_detection_state, shared_memory = (
+        jax_private.interpreter(), jax_private.race_detection_state(), jax_private.shared_memory())
 
     dma_ledger.hook(interpret_pallas_call, shared_memory)
 

@@ -8,14 +8,14 @@ it goes; the small programs of those operations are compiled once and reused by
 every later case and puzzle. For large grids per-op dispatch costs more than one
 compile, so the caller chooses by grid size (see `eagerly`).
 
-Private entry points, read on jax 0.10.2 and 0.12.0.1:
-- jax._src.pallas.pallas_call.pallas_call_p: its impl, which runs when the primitive
-  is bound outside any trace. JAX's jit-compiles the bind; ours interprets with
-  jax._src.pallas.mosaic.interpret.interpret_pallas_call.interpret_pallas_call (the
-  function the compiled path lowers, with the same arguments) under jax.disable_jit.
+Private entry points (pallas_call/jax_private.py lists them, with the versions checked):
+- pallas_call_p: its impl, which runs when the primitive is bound outside any trace.
+  JAX's jit-compiles the bind; ours interprets with the TPU interpreter's
+  interpret_pallas_call (the function the compiled path lowers, with the same
+  arguments) under jax.disable_jit.
 - the launcher's function: pl.pallas_call returns it wrapped in jax.jit; `launcher`
   takes its __wrapped__ so the bind happens eagerly (tracing the kernel is unchanged).
-- jax._src.callback.io_callback_p: its impl compiles a program around each callback;
+- io_callback_p: its impl compiles a program around each callback;
   during an eager interpretation ours calls the callback itself with numpy arrays, as
   the compiled program does (jax's io_callback_impl would first place every argument
   on the device), and logs a failure as io_callback_impl does, under the logger
@@ -25,8 +25,8 @@ Private entry points, read on jax 0.10.2 and 0.12.0.1:
   before JAX canonicalises the arguments and looks for the trace); during an eager
   interpretation, with `numpy_ops`, the rule answers where it can, and everywhere else
   both hand over to JAX's own at the cost of one attribute read.
-- jax._src.core.stage_p: its impl, while interpreting: arrays placed, scalars reused (`_placed_directly`).
-- jax._src.interpreters.mlir.make_ir_context: every lowering makes an MLIR context,
+- stage_p: its impl, while interpreting: arrays placed, scalars reused (`_placed_directly`).
+- the MLIR lowering's make_ir_context: every lowering makes an MLIR context,
   and each cached program keeps its own alive. jax 0.12 reuses a thread's context 10
   times (its _create_ir_context makes one), jax 0.10 never does; `reuse_contexts`
   sets the count for both.
@@ -39,6 +39,8 @@ import math
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 
 # .limit: the largest grid run eagerly here; .numpy_ops: host_ops may answer; .interpreting: inside
 # an eager interpretation; .numpy_here: host_ops answer in the one running now
@@ -80,8 +82,9 @@ def grid_points(grid_mapping: Any) -> float:
 
 def _interpret_eagerly(original: Callable[..., Any]) -> Callable[..., Any]:
     import jax
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as interpreter
-    from jax._src.pallas.mosaic.interpret.params import InterpretParams
+    from jax.experimental.pallas.tpu import InterpretParams
+
+    interpreter = jax_private.interpreter()
 
     def impl(*args: Any, interpret: Any = None, **params: Any) -> Any:
         if not isinstance(interpret, InterpretParams) or grid_points(params["grid_mapping"]) > _limit():
@@ -111,7 +114,8 @@ def _one_core(interpret: Any, mesh: Any) -> bool:
 def _call_back_directly(original: Callable[..., Any]) -> Callable[..., Any]:
     import numpy as np
     from jax import tree_util
-    from jax._src import callback
+
+    logger = jax_private.callback_logger()
 
     def impl(*args: Any, **params: Any) -> Any:
         if not getattr(_state, "interpreting", 0):
@@ -119,7 +123,7 @@ def _call_back_directly(original: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return tree_util.tree_map(np.asarray, params["callback"](*map(np.asarray, args)))
         except BaseException:
-            callback.logger.exception("jax.io_callback failed")
+            logger.exception("jax.io_callback failed")
             raise
 
     return impl
@@ -235,18 +239,14 @@ def install() -> None:
     global _installed, _make_context
     if _installed:
         return
-    from jax._src import callback
-    from jax._src.interpreters import mlir
-    from jax._src.pallas import pallas_call
-
     from pallas_puzzles.engine.targets.pallas_call.intercept import host_ops
 
+    pallas_call, callback, core, mlir = (jax_private.pallas_call(), jax_private.callback(), jax_private.core(),
+                                         jax_private.mlir())
     pallas_call.pallas_call_p.def_impl(_interpret_eagerly(pallas_call.pallas_call_p.impl))
     callback.io_callback_p.def_impl(_call_back_directly(callback.io_callback_p.impl))
     for primitive, rule in host_ops.rules_by_primitive():
         primitive.def_impl(_on_the_host(primitive, rule))
-    from jax._src import core
-
     core.stage_p.def_impl(_placed_directly(core.stage_p.impl))
     jax_make_context = mlir.make_ir_context
     _make_context = getattr(mlir, "_create_ir_context", jax_make_context)

@@ -11,16 +11,16 @@ more steps runs out of order in every case, however it was spelt ("parallel",
 pltpu.PARALLEL), since the interpreter's own reading of the semantics decides
 which axes these are.
 
-The interpreter draws the orders in one private helper, jax._src.pallas.mosaic.
-interpret.interpret_pallas_call._get_randomized_grid_coordinates (read on jax
-0.10.2 and 0.12.0.1: one permutation per parallel axis, an empty array for the
-others); this wraps it.
+The interpreter draws the orders in one private helper, _get_randomized_grid_coordinates
+(pallas_call/jax_private.py, with the versions checked: one permutation per parallel axis,
+an empty array for the others); this wraps it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import active
 
 _installed = False
@@ -45,8 +45,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as interpreter
-
+    interpreter = jax_private.interpreter()
     original = interpreter._get_randomized_grid_coordinates
 
     def ordered(grid: Any, mosaic_params: Any, random_seed: Any) -> tuple[Any, ...]:

@@ -17,9 +17,9 @@ goes on to JAX unchanged:
 
 Values handed back are new numpy arrays (never views: JAX's values change under no one).
 
-Private entry points, read on jax 0.10.2 and 0.12.0.1: the primitives, found by name in
-jax._src.lax.lax and jax._src.lax.slicing (eager.py installs the rules as their impls and
-binds), and jax._src.array.ArrayImpl, the class of arrays that hold values (never a tracer).
+JAX's entry points: the primitives, found by name among jax.lax's (eager.py installs the rules
+as their impls and binds), and one private name, the class of arrays that hold values (never a
+tracer; pallas_call/jax_private.py's array_class).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pallas_puzzles.engine.targets.pallas_call.intercept.weak_values import is_w
 _EXACT = frozenset(map(np.dtype, ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                                   "float32", "float64")))
 _EXACT_32 = frozenset(d for d in _EXACT if d.itemsize <= 4)  # what JAX's bind keeps as it is (x64 off)
-_concrete: type | None = None  # jax._src.array.ArrayImpl, once JAX is imported
+_concrete: type | None = None  # jax_private.array_class(), once JAX is imported
 
 
 def numpy_may_take(value: Any, dtypes: frozenset[np.dtype] = _EXACT, weak: bool = False) -> bool:
@@ -63,9 +63,9 @@ def _concrete_array() -> type:
     """JAX's class of arrays with values (a tracer, a value still being traced, has none)."""
     global _concrete
     if _concrete is None:
-        from jax._src.array import ArrayImpl
+        from pallas_puzzles.engine.targets.pallas_call import jax_private
 
-        _concrete = ArrayImpl
+        _concrete = jax_private.array_class()
     return _concrete
 
 
@@ -288,12 +288,11 @@ MOVES = frozenset({"broadcast_in_dim", "concatenate", "select_n", "iota", "slice
 
 def rules_by_primitive() -> list[tuple[Any, Rule]]:
     """(JAX's primitive, its rule) for every rule whose primitive the installed JAX has."""
-    from jax._src import core
-    from jax._src.lax import lax, slicing
+    from jax import lax
+    from jax.extend.core import Primitive
 
     primitives: dict[str, Any] = {}
-    for module in (lax, slicing):
-        for value in vars(module).values():
-            if isinstance(value, core.Primitive):
-                primitives.setdefault(value.name, value)
+    for value in vars(lax).values():
+        if isinstance(value, Primitive):
+            primitives.setdefault(value.name, value)
     return [(primitives[name], rule) for name, rule in rules().items() if name in primitives]

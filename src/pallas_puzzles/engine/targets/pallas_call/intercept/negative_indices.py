@@ -8,8 +8,8 @@ While a check runs, a read, write or copy whose index is negative raises
 NegativeIndex, which the checker reports as out of bounds, naming the line.
 
 Every read, write and copy of the interpreter turns its indices into numpy
-ranges through one private helper, jax._src.pallas.mosaic.interpret.utils.
-to_range (read on jax 0.10.2 and 0.12.0.1); this wraps it. Its caller says
+ranges through one private helper, the interpreter's to_range (pallas_call/jax_private.py,
+with the versions checked); this wraps it. Its caller says
 which way the data moves: `get` reads, `store` and `swap` write.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import active
 
 _READERS = frozenset({"get"})
@@ -47,8 +48,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from jax._src.pallas.mosaic.interpret import utils
-
+    utils = jax_private.interpret_utils()
     original = utils.to_range
 
     def checked(transforms: Any) -> tuple[Any, ...]:

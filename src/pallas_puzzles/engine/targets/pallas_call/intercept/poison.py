@@ -12,12 +12,12 @@ holding that value too (StrictSession.sentinel), as a TPU's output buffers hold
 the previous block's data.
 
 The interpreter has no public option for the value ("nan" or "zero" only), so
-this replaces its one private helper, jax._src.pallas.mosaic.interpret.utils.
-get_uninitialized_value, that every fill goes through (read on jax 0.10.2 and
-0.12.0.1). Outside a session, or for integer and bool memory, the original
-value is kept. A probe may also fill float scratch alone with another value
-(session.scratch_fill, through SharedMemory.allocate_buffer, read on the same
-versions), to tell a carry read before it was written from padding read.
+this replaces its one private helper, get_uninitialized_value, that every fill
+goes through (pallas_call/jax_private.py, with the versions checked). Outside a
+session, or for integer and bool memory, the original value is kept. A probe may
+also fill float scratch alone with another value (session.scratch_fill, through
+SharedMemory.allocate_buffer), to tell a carry read before it was written from
+padding read.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import active
 
 GARBAGE = 1.0e6  # large, finite and exact in float32, bfloat16 and float16; far from any puzzle output
@@ -98,9 +99,8 @@ def _scratch_filled(original: Callable[..., Any]) -> Callable[..., Any]:
 def install() -> None:
     """Route the interpreter's fill values through the active session (idempotent)."""
     global _original
-    from jax._src.pallas.mosaic.interpret import shared_memory, utils
-
     if _original is None:
+        shared_memory, utils = jax_private.shared_memory(), jax_private.interpret_utils()
         _original = utils.get_uninitialized_value
         utils.get_uninitialized_value = _poisoned_value
         memory = shared_memory.SharedMemory

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pallas_puzzles.backends import Backend
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.results import Finding
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ class session_scope:
     def __init__(self, session: StrictSession) -> None:
         self.session = session
         self._handler = _CallbackErrorCatcher()
-        self._logger = logging.getLogger("jax._src.callback")
+        self._logger = jax_private.callback_logger()
 
     def __enter__(self) -> StrictSession:
         self._previous = active.session

@@ -6,8 +6,8 @@ fails on none; the interpreter's own bounds checks only see `pl.ds`. While a
 check runs, a Python slice (or integer) on a ref whose static bound lies past
 the block's edge raises StaticSliceOutOfBounds instead.
 
-Refs index through one private constructor, jax._src.state.indexing.NDIndexer.
-from_indices_shape (read on jax 0.10.2 and 0.12.0.1); this wraps it.
+Refs index through one private constructor, NDIndexer.from_indices_shape
+(pallas_call/jax_private.py, with the versions checked); this wraps it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import active
 
 _WRITERS = {"__setitem__", "ref_set", "ref_swap", "ref_addupdate"}
@@ -74,8 +75,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from jax._src.state import indexing
-
+    indexing = jax_private.indexing()
     original = indexing.NDIndexer.from_indices_shape.__func__
 
     def checked(cls: Any, indices: Any, shape: Any) -> Any:

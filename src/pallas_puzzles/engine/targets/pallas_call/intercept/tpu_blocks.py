@@ -3,8 +3,8 @@
 On a puzzle whose only hardware is a TPU, a kernel that passes in the
 interpreter but breaks these rules would not compile for the chip it is
 written for; `lower` says so, and now `verify` does too, before the kernel
-runs. The rules are those of jax._src.pallas.mosaic.lowering.
-_check_block_mappings (read on jax 0.10.2 and 0.12.0.1, the same there), for
+runs. The rules are those of Mosaic's lowering, _check_block_mappings
+(pallas_call/jax_private.py; the same on the versions checked there), for
 a TPU with 8 sublanes of 128 lanes:
 - a block of rank 2 or more: its last dimension a multiple of 128 or the
   array's, its second-to-last a multiple of 8 or the array's;

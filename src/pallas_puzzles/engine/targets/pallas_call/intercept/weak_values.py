@@ -6,15 +6,14 @@ such flag, so host_ops alone left every operation touching a weak value to XLA: 
 2,000 scalar dispatches over puzzles 1-12 in one checker. Here,
 for the operations whose weak type follows a simple rule, a weak operand is taken by its
 value and dtype, and a weak result is handed back as JAX's own host literal
-(jax._src.literals.TypedNdArray with a weak type), which JAX and host_ops take as it
+(TypedNdArray with a weak type), which JAX and host_ops take as it
 takes the literals it makes itself. Every other operation still refuses a weak operand.
 
-Private entry points, read on jax 0.10.2 and 0.12.0.1: jax._src.literals (TypedInt,
-TypedFloat, TypedNdArray: the host literals and their `aval`), jax._src.core.ShapedArray,
-and the weak-type rules of jax._src.lax: `_standard_weak_type_rule` (weak when every
-operand is; the n-ary elementwise operations), `_select_weak_type_rule` (every case
-operand) and `_convert_element_type_weak_type_rule` (its `weak_type` parameter).
-tests/engine/test_host_ops.py checks each rule below against JAX's abstract evaluation.
+JAX's entry points: its host literal class, TypedNdArray (private: pallas_call/jax_private.py's
+host_literal_class), and jax.core.ShapedArray, its `aval`. The rules below restate the weak-type
+rules of JAX's lax: the standard one (weak when every operand is; the n-ary elementwise
+operations), select_n's (every case operand) and convert_element_type's (its `weak_type`
+parameter); tests/engine/test_host_ops.py checks each against JAX's abstract evaluation.
 """
 
 from __future__ import annotations
@@ -23,6 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 
 WeakRule = Callable[[Sequence[Any], dict[str, Any]], bool]
 
@@ -60,6 +61,6 @@ def typed(out: np.ndarray, weak: bool) -> Any:
     """The answer as JAX would type it: a weak result becomes JAX's weakly typed host literal."""
     if not weak:
         return out
-    from jax._src import core, literals
+    from jax import core
 
-    return literals.TypedNdArray(out, aval=core.ShapedArray(out.shape, out.dtype, weak_type=True))
+    return jax_private.host_literal_class()(out, aval=core.ShapedArray(out.shape, out.dtype, weak_type=True))

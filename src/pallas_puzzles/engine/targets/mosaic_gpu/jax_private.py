@@ -1,0 +1,105 @@
+"""Every private JAX name the Mosaic GPU family uses, and the one way the family reaches them.
+
+All of them belong to JAX's Mosaic GPU interpreter, which the mosaic-gpu target runs on a CPU
+(hooks.py installs interpreter.py's, memory_marks.py's, barriers.py's and races.py's hooks;
+target.py quiets its log). Checked on jax 0.10.2 and 0.12.0.1 (CHECKED_ON): the chapter needs
+jax >= 0.12, and on 0.10.2 most of these names are absent (the entries' `on` says which: on
+0.10.2 as installed for this project the GPU interpreter's modules do not even import, lacking
+absl-py); tests/engine/test_jax_private.py looks each one up on the running jax and says which
+moved. The
+compiled path (mosaic-gpu-device: api.py, cuda_lowering.py) uses none of them, so running it on
+a GPU (jax 0.11.2 there) checks nothing here; 0.11.2 is not among CHECKED_ON. The accessors
+hand out JAX's own modules, imported on first use: the hooks patch those module objects and
+classes in place, and the names they replace are the entries with use="patched".
+
+Imports no JAX itself (the CLI reads target.py without JAX).
+"""
+
+from __future__ import annotations
+
+import re
+from types import ModuleType
+from typing import Any
+
+from pallas_puzzles.engine.targets.pallas_call.jax_private import (  # shared with the TPU interpreter
+    INTERPRET_UTILS,
+    RACE_DETECTION,
+    callback_logger,
+)
+from pallas_puzzles.engine.targets.private_names import PrivateNames, load, names
+
+__all__ = ["CALLBACKS_WITH_SOURCE_INFO", "CHECKED_ON", "NAMES", "PALLAS_SOURCES", "WARNING_MODULES",
+           "callback_logger", "gpu_callbacks", "gpu_race_detection_state", "gpu_shared_memory", "ranges_overlap"]
+
+CHECKED_ON = ("0.10.2", "0.12.0.1")
+NEW = ("0.12.0.1",)  # the names jax 0.10.2 lacks
+
+PALLAS = "jax._src.pallas"
+MOSAIC_GPU = "jax._src.pallas.mosaic_gpu"
+GPU_CALLBACKS = "jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks"
+GPU_SHARED_MEMORY = "jax._src.pallas.mosaic_gpu.interpret.shared_memory"
+GPU_RACE_DETECTION = "jax._src.pallas.mosaic_gpu.interpret.race_detection_state"
+VECTOR_CLOCK = "jax._src.pallas.mosaic.interpret.vector_clock"  # the race detector's clocks
+
+# A frame in Pallas's own source (emit_pipeline's copies are made there), as a path fragment.
+PALLAS_SOURCES = "/" + PALLAS.replace(".", "/") + "/"
+# The modules whose RuntimeWarnings (NaN from a wrong kernel) target.py silences, as a warnings regex.
+WARNING_MODULES = re.escape(MOSAIC_GPU)
+
+# The interpreter's callbacks that carry the source_info of the kernel line they run for.
+CALLBACKS_WITH_SOURCE_INFO = (
+    "_get", "_swap", "_barrier_wait", "_barrier_arrive", "_allocate_barriers", "_deallocate_barrier",
+    "copy_gmem_to_smem", "copy_smem_to_gmem", "wait_smem_to_gmem", "commit_smem", "wgmma",
+    "wgmma_accumulator_deref", "_named_barrier")
+
+NAMES = PrivateNames("mosaic_gpu", CHECKED_ON, (
+    *names(PALLAS),
+    *names(MOSAIC_GPU),
+    # interpreter.py: which line each operation comes from, failures, TMA stores left running
+    *names(GPU_CALLBACKS, *CALLBACKS_WITH_SOURCE_INFO, use="patched", on=NEW),
+    *names(GPU_CALLBACKS, "reset_gpu_interpret_mode_state", on=NEW),
+    *names(GPU_SHARED_MEMORY, "GPUSharedMemory.set_failed", "GPUSharedMemory.kernel_thread_finished",
+           use="patched", on=NEW),
+    *names(GPU_SHARED_MEMORY, "GPUSharedMemory.pending_smem_to_gmem_read_clocks", "MeshLocation.cluster_coords",
+           "MeshLocation.thread_id", "HostAllocationKey.memory_space_id", use="field", on=NEW),
+    *names(GPU_SHARED_MEMORY, "IDX_BY_GPU_MEMORY_SPACE", on=NEW),
+    # memory_marks.py: which elements of each fresh buffer were written; wgmma reading uncommitted stores
+    *names(GPU_SHARED_MEMORY, "GPUSharedMemory.allocate_buffer", "GPUSharedMemory.store_buffer_content",
+           "GPUSharedMemory.swap_buffer_content", "GPUSharedMemory.get_buffer_content",
+           "GPUSharedMemory.commit_smem", use="patched", on=NEW),
+    *names(INTERPRET_UTILS, "Access.range", "Access.permutation", "Access.inverse_permutation", use="field",
+           on=NEW),
+    # barriers.py: waits nothing can complete, barrier rules broken
+    *names(GPU_SHARED_MEMORY, "Barrier.__init__", "Barrier.arrive", "Barrier._wait", "Barrier.deallocate",
+           "GPUSharedMemory.reset_per_cluster_state", use="patched", on=NEW),
+    *names(GPU_SHARED_MEMORY, "Barrier.cv", "Barrier.phase", "Barrier.arrivals_count", "Barrier.num_arrivals",
+           "Barrier.aborted", "Barrier.last_observed_phase_by_thread", "Barrier.shared_memory",
+           "GPUSharedMemory.all_concurrent_threads", "Warpgroup.warpgroup_id", use="field", on=NEW),
+    *names(GPU_SHARED_MEMORY, "Warpgroup", on=NEW),
+    # races.py: both accesses of a race, in the learner's words
+    *names(GPU_RACE_DETECTION, "GPURaceDetectionState.check_read", "GPURaceDetectionState.check_write",
+           use="patched", on=NEW),
+    *names(GPU_RACE_DETECTION, "GPURaceDetectionState.reads", "GPURaceDetectionState.writes", use="field", on=NEW),
+    *names(VECTOR_CLOCK, "NpVectorClock.ordered", on=NEW),
+    *names(RACE_DETECTION, "_ranges_overlap"),
+))
+
+
+def gpu_callbacks() -> ModuleType:
+    """The interpreter's callbacks, looked up by module attribute when a kernel is traced (patched)."""
+    return load(GPU_CALLBACKS)
+
+
+def gpu_shared_memory() -> ModuleType:
+    """The interpreter's memory: GPUSharedMemory, Barrier, Warpgroup (patched)."""
+    return load(GPU_SHARED_MEMORY)
+
+
+def gpu_race_detection_state() -> ModuleType:
+    """The interpreter's race detector: GPURaceDetectionState (patched)."""
+    return load(GPU_RACE_DETECTION)
+
+
+def ranges_overlap() -> Any:
+    """The race detector's test of two index ranges for overlap (the TPU interpreter's, which it shares)."""
+    return load(RACE_DETECTION)._ranges_overlap
