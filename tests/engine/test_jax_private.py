@@ -3,12 +3,14 @@
 Each family of targets (pallas_call, tpu_multichip, mosaic_gpu) names private JAX only in its
 `jax_private.py`, with the jax versions it was checked on. On this leg every name listed for
 the running version must resolve, and every name listed as absent on it must not; a failure
-says in one line, per adapter, which names moved or vanished.
+says in one line, per adapter, which names moved or vanished. The names listed as patched are
+exactly those the hooks replace, and no other module names jax._src.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import subprocess
 import sys
@@ -17,10 +19,13 @@ from pathlib import Path
 import jax
 import pytest
 
+from pallas_puzzles import versions
+from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.targets.private_names import PrivateName, PrivateNames, exists
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "pallas_puzzles"
-FAMILIES = ("pallas_call", "tpu_multichip", "mosaic_gpu")
+TARGETS = {"pallas_call": "tpu-interpret", "tpu_multichip": "tpu-multichip", "mosaic_gpu": "mosaic-gpu"}  # family: one
+FAMILIES = tuple(TARGETS)
 ADAPTERS = {family: PACKAGE / "engine" / "targets" / family / "jax_private.py" for family in FAMILIES}
 PRIVATE = re.compile(r"jax(\.|/|\\\.)_src\b")  # a module path, a file path, or a regular expression
 
@@ -98,3 +103,59 @@ def test_the_adapters_import_no_jax():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False"]
+
+
+PATCH_PROBE = """
+import importlib, json, sys, types
+from pallas_puzzles.engine import targets
+from pallas_puzzles.engine.targets.private_names import exists, load
+
+families = [importlib.import_module(f"pallas_puzzles.engine.targets.{f}.jax_private") for f in sys.argv[2:]]
+listed = [name for family in families for name in family.NAMES.names]
+modules = {}
+for name in listed:
+    try:
+        modules[name.module] = load(name.module)
+    except ImportError:
+        pass
+
+classes = {f"{path}.{key}": value for path, module in modules.items() for key, value in vars(module).items()
+           if isinstance(value, type) and value.__module__ == path}  # JAX's own, before a hook swaps one
+
+def state():
+    # every attribute of the listed modules, of the classes they define, and each listed primitive's impl
+    found = {f"{path}.{key}": value for path, module in modules.items() for key, value in vars(module).items()}
+    for path, cls in classes.items():
+        found.update({f"{path}.{key}": value for key, value in vars(cls).items()})
+    for name in listed:
+        if name.attribute.endswith("_p.impl") and exists(name):
+            found[str(name)] = getattr(getattr(modules[name.module], name.attribute[:-5]), "impl")
+    return found
+
+before = state()
+for target in sys.argv[2:]:
+    targets.get(json.loads(sys.argv[1])[target])().start()
+after = state()
+replaced = {key for key, value in after.items() if key not in before or before[key] is not value}
+replaced -= {key for key in replaced if isinstance(after[key], types.ModuleType)}  # a submodule imported
+print(json.dumps(sorted(replaced)))
+"""
+
+
+def test_the_names_listed_as_patched_are_exactly_those_the_hooks_replace():
+    """Start every target this leg runs, in a fresh process: each attribute of the listed private modules
+    (or of the classes they define) that the hooks replace is listed as patched in an adapter, and each
+    name listed as patched on this version is replaced."""
+    running = versions.parse(jax.__version__)
+    families = [f for f, name in TARGETS.items() if running >= versions.parse(targets.get(name).min_jax or "0")]
+    done = subprocess.run([sys.executable, "-c", PATCH_PROBE, json.dumps(TARGETS), *families],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    replaced = set(json.loads(done.stdout.splitlines()[-1]))
+    tables = [adapter(f).NAMES for f in families]
+    patched = {str(name) for table in tables for name in table.patched()}
+    patched_here = {str(name) for table in tables for name in table.patched()
+                    if table.expected(name, jax.__version__) is not False}
+    unlisted, untouched = sorted(replaced - patched), sorted(patched_here - replaced)
+    assert not unlisted, f"jax {jax.__version__}: replaced by a hook, not listed as patched: {', '.join(unlisted)}"
+    assert not untouched, f"jax {jax.__version__}: listed as patched, replaced by no hook: {', '.join(untouched)}"
