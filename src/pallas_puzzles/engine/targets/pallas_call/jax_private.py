@@ -45,7 +45,6 @@ LIB = "jax._src.lib"  # jaxlib as JAX imports it
 # the call asked for it (PALLAS_CALL's lowering); tpu_interpret.py makes that import fail fast.
 GPU_INTERPRETER = "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"
 
-
 NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     # eager.py: interpreting op by op, callbacks called directly, MLIR contexts reused
     *names(INTERPRETER, "interpret_pallas_call"),
