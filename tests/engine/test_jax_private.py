@@ -24,7 +24,8 @@ from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.targets.private_names import PrivateName, PrivateNames, exists
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "pallas_puzzles"
-TARGETS = {"pallas_call": "tpu-interpret", "tpu_multichip": "tpu-multichip", "mosaic_gpu": "mosaic-gpu"}  # family: a target
+# Each family, and a target that installs its hooks.
+TARGETS = {"pallas_call": "tpu-interpret", "tpu_multichip": "tpu-multichip", "mosaic_gpu": "mosaic-gpu"}
 FAMILIES = tuple(TARGETS)
 ADAPTERS = {family: PACKAGE / "engine" / "targets" / family / "jax_private.py" for family in FAMILIES}
 PRIVATE = re.compile(r"jax(\.|/|\\\.)_src\b")  # a module path, a file path, or a regular expression
