@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pallas_puzzles.report import run_report
+from pallas_puzzles.checking.jobs import Outcome, RunReport
+from pallas_puzzles.report.formats import AutograderFormat
 from pallas_puzzles.report.plain_text import verdict
-from pallas_puzzles.report.run_report import Outcome, RunReport
 from pallas_puzzles.results import Status
 
 VERSION = 3
@@ -32,16 +32,18 @@ def capped(output: str) -> str:
 
 def _test(report: RunReport, outcome: Outcome) -> dict[str, Any]:
     puzzle, result = outcome.puzzle, outcome.result
+    assert report.course is not None, "a verify run records its course"
     test: dict[str, Any] = {
         "name": f"Puzzle {puzzle.number}: {puzzle.title}",
         "test_code": f"pallas-puzzles verify {puzzle.name}",
-        "status": outcome.status.value,
+        # exercism has no "skipped": a test that could not run here is an error, with its reason.
+        "status": (result.status if result is not None else Status.ERROR).value,
         "message": None,
         "output": None,
         "task_id": report.course.chapter_of(puzzle).number,
     }
     if result is None:
-        test["message"] = f"Not checked: {outcome.skipped}"
+        test["message"] = f"Not checked: {outcome.refusal.sentence if outcome.refusal else ''}"
         return test
     if not result.passed:
         test["message"] = verdict(result, puzzle)
@@ -66,7 +68,7 @@ def error(message: str) -> str:
                       indent=2, ensure_ascii=False) + "\n"
 
 
-class ExercismFormat(run_report.AutograderFormat):
+class ExercismFormat(AutograderFormat):
     """`--format exercism`: exercism's results.json (version 3) on stdout once the run is over."""
 
     name = "exercism"

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from pallas_puzzles import backends
 from pallas_puzzles.perf.figures import Performance
-from pallas_puzzles.report.formats import Format, RunReport
+from pallas_puzzles.report.formats import Format
 from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.report.traffic_card import traffic_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
 if TYPE_CHECKING:
+    from pallas_puzzles.checking.jobs import RunReport
     from pallas_puzzles.dev.check import CourseCheck
     from pallas_puzzles.engine.targets.tpu_multichip.traffic import RingTraffic
     from pallas_puzzles.workspace.progress import Progress
@@ -207,7 +208,7 @@ class JsonFormat(Format):
 
     def run(self, report: RunReport) -> str:
         if report.many:
-            return text(summary_document(report.results, [p.number for p, _ in report.skipped]))
+            return text(summary_document(report.results, [o.puzzle.number for o in report.refused]))
         return text(result_document(report.results[0]))
 
     def listing(self, progress: Progress) -> str:
