@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from pallas_puzzles.checking.jobs import Outcome
+from pallas_puzzles.checking.support import Refusal
 from pallas_puzzles.course.reader import load_course
-from pallas_puzzles.results import Status
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import CheckResult, Finding, Status
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 REMOTE_COPY = load_course().find("remote_copy")  # the first puzzle of the multi-chip chapter
@@ -37,3 +40,13 @@ def test_a_correct_mutant_of_a_multichip_puzzle_passes_on_the_multichip_target(m
     assert all(case.devices > 1 for case in result.cases), "run over several simulated devices"
     assert mutants.status(outcome, {}) == "missed"
     assert mutants.status(outcome, {(REMOTE_COPY.name, correct.id): {"reason": "it changes nothing"}}) == "equivalent"
+
+
+@pytest.mark.parametrize("kind", [FindingKind.INTERNAL, FindingKind.CRASH, FindingKind.TIMEOUT, FindingKind.MEMORY])
+def test_a_checker_error_or_a_limit_is_an_error_never_a_catch(mutants, kind):
+    mutant = mutants.mutants_of(REMOTE_COPY.solution_path.read_text(encoding="utf-8"))[0]
+    job = mutants.MutantJob(REMOTE_COPY, Path("m.py"), "interpret", mutant=mutant)
+    stopped = CheckResult(REMOTE_COPY.number, REMOTE_COPY.name, "m.py", "interpret", passed=False,
+                          findings=[Finding(kind, "it happened this time")])
+    assert mutants.status(Outcome(job, stopped), {}) == "error"
+    assert mutants.status(Outcome(job, refusal=Refusal(FindingKind.JAX_TOO_OLD, "too old")), {}) == "skipped"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from rich.console import Console
 
 from pallas_puzzles.backends import GPU, INTERPRET, TPU, Backend, Mode
 from pallas_puzzles.checking import service
@@ -23,6 +24,8 @@ from pallas_puzzles.commands.verify import exit_code
 from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.report import json_view, sentences
+from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Finding, Status
 from pallas_puzzles.worker import pool as pool_module
 from pallas_puzzles.workspace.folder import Workspace
@@ -182,10 +185,6 @@ def test_a_stored_verdict_is_cached_and_a_caller_that_may_not_use_it_checks_agai
 
 
 def test_a_checker_error_is_an_error_never_a_pass_or_a_fail(pools, tmp_path):
-    from rich.console import Console
-
-    from pallas_puzzles.report.live import RunProgress
-
     pools.verdicts["broken.py"] = verdict(ADD, Path("broken.py"), False,
                                           Finding(FindingKind.INTERNAL, "the checker itself failed"))
     file = tmp_path / "broken.py"
@@ -198,6 +197,9 @@ def test_a_checker_error_is_an_error_never_a_pass_or_a_fail(pools, tmp_path):
     assert (report.count(Status.PASS), report.count(Status.FAIL), report.count(Status.ERROR)) == (1, 0, 1)
     assert (bar._passed, bar._failed, bar._errors) == (1, 0, 1)
     assert exit_code(report.results) == 3, "verify's exit code for a checker error"
+    assert sentences.run_tally(report.results) == "1 passed, 0 failed, 1 checker error"
+    summary = json_view.summary_document(report.results, [])
+    assert (summary["status"], summary["passed"], summary["failed"], summary["errors"]) == ("error", 1, 0, 1)
     assert service.run([Job(ADD, file, "interpret")], Options(workspace=Workspace(tmp_path))).from_cache == 0, \
         "an error is never stored as the file's verdict"
 

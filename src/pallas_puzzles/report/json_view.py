@@ -142,16 +142,17 @@ def result_document(result: CheckResult) -> dict[str, Any]:
 
 
 def summary_document(results: list[CheckResult], skipped: list[int]) -> dict[str, Any]:
-    failed = [r for r in results if not r.passed]
+    errors = [r for r in results if r.status is Status.ERROR]  # the checker failed: neither a pass nor a fail
+    failed = [r for r in results if r.status is Status.FAIL]
     waiting = [r for r in failed if r.not_started]  # untouched stubs: counted apart from failures
-    errors = [r for r in results if r.status is Status.ERROR]
     status = Status.ERROR if errors else Status.FAIL if failed else Status.PASS
     return {
         "schema": SCHEMA_VERSION,
         "status": status.value,
-        "passed": len(results) - len(failed),
+        "passed": len(results) - len(failed) - len(errors),
         "failed": len(failed) - len(waiting),
         "not_started": len(waiting),
+        "errors": len(errors),
         "skipped": skipped,
         "checks": [result_document(r) for r in results],
     }

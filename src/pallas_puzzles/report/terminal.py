@@ -188,10 +188,7 @@ class TerminalFormat(Format):
     def run(self, report: RunReport) -> RenderableType:
         if not report.many:
             return None
-        results = report.results
-        waiting = sum(r.not_started for r in results)
-        passed = sum(r.passed for r in results)
-        return Text(sentences.run_tally(passed, len(results) - passed - waiting, waiting))
+        return Text(sentences.run_tally(report.results))
 
     def listing(self, progress: Progress) -> RenderableType:
         return _ListForWidth(progress)
