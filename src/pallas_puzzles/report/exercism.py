@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from pallas_puzzles.checking.jobs import Outcome, RunReport
+from pallas_puzzles.course.model import Course
 from pallas_puzzles.report.formats import AutograderFormat
 from pallas_puzzles.report.plain_text import verdict
 from pallas_puzzles.results import Status
@@ -30,9 +31,8 @@ def capped(output: str) -> str:
     return output[: OUTPUT_LIMIT - len(TRUNCATED)] + TRUNCATED
 
 
-def _test(report: RunReport, outcome: Outcome) -> dict[str, Any]:
+def _test(course: Course, outcome: Outcome) -> dict[str, Any]:
     puzzle, result = outcome.puzzle, outcome.result
-    assert report.course is not None, "a verify run records its course"
     test: dict[str, Any] = {
         "name": f"Puzzle {puzzle.number}: {puzzle.title}",
         "test_code": f"pallas-puzzles verify {puzzle.name}",
@@ -40,7 +40,7 @@ def _test(report: RunReport, outcome: Outcome) -> dict[str, Any]:
         "status": (result.status if result is not None else Status.ERROR).value,
         "message": None,
         "output": None,
-        "task_id": report.course.chapter_of(puzzle).number,
+        "task_id": course.chapter_of(puzzle).number,
     }
     if result is None:
         test["message"] = f"Not checked: {outcome.refusal.sentence if outcome.refusal else ''}"
@@ -53,7 +53,9 @@ def _test(report: RunReport, outcome: Outcome) -> dict[str, Any]:
 
 
 def document(report: RunReport) -> dict[str, Any]:
-    tests = [_test(report, outcome) for outcome in report.outcomes]
+    course = report.course
+    assert course is not None, "a verify run records its course"
+    tests = [_test(course, outcome) for outcome in report.outcomes]
     status = Status.PASS if all(t["status"] == Status.PASS.value for t in tests) else Status.FAIL
     return {"version": VERSION, "status": status.value, "message": None, "tests": tests}
 
