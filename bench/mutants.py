@@ -18,8 +18,9 @@ does: each on its puzzle's own target (the multi-chip and Mosaic GPU chapters ha
               time or memory limit (never counted as caught),
   skipped     its puzzle cannot be checked here (a jax too old for it).
 
-Prints the count of each per puzzle and every mutant neither caught nor skipped; exits 1 when one
-is missed or an error, or when a listed mutant is caught or no longer exists.
+Prints the count of each per puzzle, then every mutant missed, in error (with why) or caught though
+listed (--verbose: every mutant); exits 1 when one is missed or an error, or when a listed mutant is
+caught or no longer exists.
 """
 
 from __future__ import annotations
