@@ -76,6 +76,7 @@ class FindingKind(Enum):
     SMEM_UNCOMMITTED = "smem-uncommitted"
     SMEM_SLOT_IN_USE = "smem-slot-in-use"
     TMA_STORE_UNWAITED = "tma-store-unwaited"
+    TMA_LOAD_UNWAITED = "tma-load-unwaited"
     SMEM_UNFILLED = "smem-unfilled"
     GPU_LOWERING = "gpu-lowering"
     GPU_PROGRAM_ID = "gpu-program-id"

@@ -6,10 +6,15 @@ only the kernel's own warpgroups can arrive on a barrier: when every warpgroup o
 (or cluster) has either finished or is blocked in a wait whose barrier phase has not moved, nothing
 can ever arrive, and the wait is stopped within POLL_SECONDS. A wait this rule cannot judge (a
 warp-level thread of a WarpMesh) is stopped after FALLBACK_SECONDS without any barrier activity.
+While a run is scheduled (schedule.py), a blocked wait hands its thread's turn on instead, and the
+scheduler knows at once when no thread can go.
+
+A TMA copy completes a phase of its barrier; a phase nobody waited for when the barrier goes away
+(its scope ends) is a copy that may still be writing shared memory as the kernel ends: refused.
 
 Private API (mosaic_gpu/jax_private.py lists it, with the versions checked; hooks.py passes the
 module): the interpreter's Barrier (__init__, arrive, _wait, deallocate; its fields cv, phase,
-arrivals_count, num_arrivals, aborted, last_observed_phase_by_thread, shared_memory) and
+arrivals_count, num_arrivals, aborted, last_observed_phase_by_thread, ref_count, shared_memory) and
 GPUSharedMemory (kernel_thread_finished, reset_per_cluster_state, all_concurrent_threads), and
 its Warpgroup thread class.
 """
@@ -29,9 +34,11 @@ from pallas_puzzles.engine.targets.mosaic_gpu.record import (
     BarrierMisuse,
     BarrierRuleBroken,
     BarrierStall,
+    LoadNotWaited,
     Waiter,
     active,
 )
+from pallas_puzzles.engine.targets.mosaic_gpu.schedule import TURNS
 from pallas_puzzles.source_line import SourceLine
 
 POLL_SECONDS = 0.05
@@ -101,6 +108,8 @@ class _WatchedCondition(threading.Condition):
             _blocked[me] = entry
             _last_activity[0] = time.monotonic()
         try:
+            if TURNS.holds(entry.thread):
+                return self._in_turn(entry)
             while not super().wait(POLL_SECONDS):
                 if barrier.phase != entry.phase or barrier.aborted:
                     return True  # the interpreter's loop looks at the barrier again
@@ -112,6 +121,20 @@ class _WatchedCondition(threading.Condition):
             with _lock:
                 _blocked.pop(me, None)
 
+    def _in_turn(self, entry: _Blocked) -> bool:
+        """Hand the turn on until the barrier moves; the interpreter's loop then looks at it again."""
+        barrier = entry.barrier
+        self.release()  # the interpreter holds it once (`with self.cv:`); arrivals need it meanwhile
+        try:
+            moved = TURNS.block(entry.thread, lambda: barrier.phase != entry.phase or barrier.aborted)
+        finally:
+            self.acquire()
+        if not moved:
+            with _lock:
+                everyone = sorted(_blocked.values(), key=lambda e: str(e.thread))
+            raise BarrierStall(tuple(_waiter(e) for e in everyone if e.barrier.shared_memory is barrier.shared_memory))
+        return False
+
 
 def _watched_init(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
@@ -119,6 +142,8 @@ def _watched_init(original: Callable[..., Any]) -> Callable[..., Any]:
         original(self, *args, **kwargs)
         self.cv = _WatchedCondition(self)
         self._pp_last_arrival = None
+        self._pp_copy = None  # the line of a TMA copy among this phase's arrivals
+        self._pp_copied_phases = {}  # phase completed by arrivals that include a TMA copy -> its line
 
     return __init__
 
@@ -134,6 +159,9 @@ def _arrive(original: Callable[..., Any]) -> Callable[..., Any]:
         _last_activity[0] = time.monotonic()
         line = line_of(current_op()[1])
         self._pp_last_arrival = line
+        if current_op()[0] == "copy_gmem_to_smem":
+            self._pp_copy = line
+        phase = self.phase
         try:
             return original(self, *args, **kwargs)
         except ValueError as exc:  # a phase completed that some warpgroup had to see first
@@ -141,6 +169,11 @@ def _arrive(original: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             reason = "unobserved-phase" if not self.last_observed_phase_by_thread else "missed-phase"
             raise BarrierRuleBroken(_misuse(self, reason, line)) from exc
+        finally:
+            if self.phase != phase:  # this arrival completed the phase
+                if self._pp_copy is not None:
+                    self._pp_copied_phases[self.phase] = self._pp_copy
+                self._pp_copy = None
 
     return arrive
 
@@ -168,13 +201,25 @@ def _deallocate(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def deallocate(self: Any) -> Any:
         try:
-            return original(self)
+            out = original(self)
         except ValueError as exc:  # arrivals that no wait consumed
             if active.record is None:
                 raise
             raise BarrierRuleBroken(_misuse(self, "pending-arrivals", line_of(current_op()[1]))) from exc
+        if active.record is not None and self.ref_count == 0:
+            _copies_waited_for(self)
+        return out
 
     return deallocate
+
+
+def _copies_waited_for(barrier: Any) -> None:
+    """When a barrier goes away, every phase a TMA copy completed must have been waited for by some
+    thread: else that copy may still be writing shared memory (the kernel's or the next block's)."""
+    seen = max(barrier.last_observed_phase_by_thread.values(), default=0)
+    unseen = [line for phase, line in sorted(barrier._pp_copied_phases.items()) if phase > seen]
+    if unseen:
+        raise LoadNotWaited(unseen[0])
 
 
 def _finished(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -190,7 +235,10 @@ def _new_cluster(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def reset_per_cluster_state(self: Any) -> Any:
         self.__dict__["_pp_finished"] = set()  # the next block (or cluster) starts its warpgroups afresh
-        return original(self)
+        out = original(self)
+        warpgroup = _warpgroup_class[0]
+        TURNS.new_block(t for t in self.all_concurrent_threads if isinstance(t, warpgroup))
+        return out
 
     return reset_per_cluster_state
 

@@ -6,21 +6,30 @@ is not a multiple of 64, vector code in warp-level code, register layouts Mosaic
 stores from registers that do not cover whole memory sectors. The interpreter runs all of these
 kernels without a word. Checked on jax 0.12.0.1 (lowering takes 0.02-0.1 s per puzzle kernel). It
 stops short of ptxas, so a kernel that lowers here can still, rarely, be refused on a GPU.
+
+Mosaic GPU searches for the register and shared-memory layouts of a kernel's values, trying up to
+100,000 assignments before it gives up ("Layout inference failed to find a solution"): 12 s on a
+fast machine, a minute on a slow one, for a kernel that has none (a TMA window of a swizzled
+buffer moved off its 8-row tiles by one row). The puzzles' kernels need fewer than 20 tries, so
+while a case is checked the search stops after LAYOUT_TRIES, with the same answer in a second.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from pallas_puzzles.engine.learner_lines import learner_frames
 from pallas_puzzles.engine.meanings import first_meaning
-from pallas_puzzles.engine.targets.mosaic_gpu.record import CaseRecord, Launch
+from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
+from pallas_puzzles.engine.targets.mosaic_gpu.record import CaseRecord, Launch, active
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 
 PLATFORM = "cuda"
+LAYOUT_TRIES = 1000  # JAX's own: 100,000 (layout_inference._DEFAULT_LAYOUT_INFERENCE_FUEL, jax 0.12.0.1)
 
 GPU_MEANINGS: tuple[tuple[str, str], ...] = (
     (r"exceeds available shared memory",
@@ -39,6 +48,11 @@ GPU_MEANINGS: tuple[tuple[str, str], ...] = (
     (r"32 byte sectors|TransferPlan",
      "A store from registers straight into global memory must cover whole 32-byte sectors. Store the "
      "tile into shared memory, commit_smem, and copy it out with copy_smem_to_gmem."),
+    (r"Layout inference failed to find a solution",
+     f"Mosaic GPU found no layout for this kernel's values and buffers in {LAYOUT_TRIES:,} tries (the "
+     "puzzles' kernels need fewer than 20). The usual cause is a TMA copy between global memory and a "
+     "tiled, swizzled SMEM buffer (one a wgmma reads) whose window does not start on the buffer's 8-row "
+     "tiles: check the starts of the pl.ds windows the copies use."),
     (r"[Ll]ayout inference|infer a possible set of layouts|layout",
      "Mosaic GPU spreads every array in registers over the 128 threads of a warpgroup in a fixed layout. "
      "Arrays whose element count is not a multiple of 128, and reductions across rows that no layout "
@@ -68,6 +82,28 @@ def lowering_finding(exc: BaseException, record: CaseRecord) -> Finding:
     elif not where and launch is not None and launch.line is not None:
         where = (launch.line,)
     return Finding(FindingKind.GPU_LOWERING, message, explanation=meaning, where=where, detail=text)
+
+
+def _bounded(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def infer_layout(*args: Any, **kwargs: Any) -> Any:
+        if active.record is not None:
+            kwargs["fuel"] = min(kwargs.get("fuel", LAYOUT_TRIES), LAYOUT_TRIES)
+        return original(*args, **kwargs)
+
+    return infer_layout
+
+
+_installed = False
+
+
+def install() -> None:
+    """Bound Mosaic GPU's layout search while a case is checked (once per process)."""
+    global _installed
+    if not _installed:
+        module = jax_private.layout_inference()
+        module.infer_layout = _bounded(module.infer_layout)
+        _installed = True
 
 
 def check(entry: Callable[..., Any], args: Sequence[Any], record: CaseRecord) -> Finding | None:

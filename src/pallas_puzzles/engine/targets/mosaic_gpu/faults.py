@@ -15,11 +15,13 @@ from pallas_puzzles.engine.targets.mosaic_gpu.record import (
     BarrierRuleBroken,
     BarrierStall,
     CaseRecord,
+    LoadNotWaited,
     Race,
     RaceFound,
     StoreNotWaited,
     UnfilledRead,
     Waiter,
+    WgmmaRunning,
 )
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation
 from pallas_puzzles.findings import FindingKind
@@ -66,10 +68,13 @@ def describe(access: Access, other: Access | None = None) -> str:
         return f"the read of {access.memory} {where}"
     if access.op == "write":
         return f"the store into {access.memory} {where}"
+    started = f"started {where}" if access.line is not None else where
     if access.op == "tma-load":
-        return f"the TMA copy {'into' if access.writes else 'from'} {access.memory} started {where}"
+        return f"the TMA copy {'into' if access.writes else 'from'} {access.memory} {started}"
     if access.op == "tma-store":
-        return f"the TMA store {'into' if access.writes else 'from'} {access.memory} started {where}"
+        return f"the TMA store {'into' if access.writes else 'from'} {access.memory} {started}"
+    if access.op == "wgmma":
+        return f"the wgmma reading {access.memory} {where}"
     return f"the {access.op} {where}"
 
 
@@ -80,15 +85,19 @@ def race_finding(race: Race) -> Finding:
         second = "the same line, run earlier"
     both = f"{first[0].upper()}{first[1:]} raced with {second}"
     where = _lines(a.line, b.line)
+    if b.op == "wgmma" and a.writes and a.op in ("write", "tma-load"):  # an operand overwritten after a wgmma
+        return Finding(FindingKind.WGMMA_IN_FLIGHT,
+                       f"{both}: the wgmma may still be reading its operand when it is overwritten; no "
+                       "plgpu.wgmma_wait (or read of its accumulator) came between them.", where=where)
     # A read and a copy into the same buffer: which one the detector met first is up to the threads, so
     # the kind comes from what the reader had waited for, not from the order.
-    read_and_copy = {a.op, b.op} == {"read", "tma-load"} and (a.writes or b.writes)
+    read_and_copy = {a.op, b.op} in ({"read", "tma-load"}, {"wgmma", "tma-load"}) and (a.writes or b.writes)
     if read_and_copy and race.refill:
         return Finding(FindingKind.SMEM_SLOT_IN_USE,
                        f"{both}: the reader had waited for an earlier copy into this buffer, and this copy "
                        "refilled it while that chunk was still being read (no wait on an 'empty' barrier, or "
                        "no plgpu.commit_smem(), came between them).", where=where)
-    if read_and_copy or (a.op in GENERIC and b.op == "tma-load" and b.writes):
+    if read_and_copy or (a.op in (*GENERIC, "wgmma") and b.op == "tma-load" and b.writes):
         return Finding(FindingKind.SMEM_READ_BEFORE_WAIT,
                        f"{both}: the copy may still be filling the buffer; no barrier_wait on the copy's "
                        "barrier came between them.", where=where)
@@ -175,7 +184,8 @@ def _fault_in(*exceptions: BaseException | None) -> BaseException | None:
         current, seen = exc, set()
         while current is not None and id(current) not in seen:
             seen.add(id(current))
-            if isinstance(current, (BarrierStall, BarrierRuleBroken, RaceFound, StoreNotWaited, StrictViolation)):
+            if isinstance(current, (BarrierStall, BarrierRuleBroken, RaceFound, StoreNotWaited, LoadNotWaited,
+                                    WgmmaRunning, StrictViolation)):
                 return current
             current = current.__cause__ or current.__context__
     return None
@@ -193,9 +203,23 @@ def failure_finding(exc: BaseException, record: CaseRecord) -> Finding:
     if isinstance(fault, RaceFound):
         return race_finding(fault.race)
     if isinstance(fault, StoreNotWaited):
+        why = ("nothing waited for it with plgpu.wait_smem_to_gmem" if fault.committed else
+               "it was issued with commit_group=False and never committed to a group with "
+               "plgpu.commit_smem_to_gmem_group(), so no wait_smem_to_gmem waits for it")
         return Finding(FindingKind.TMA_STORE_UNWAITED,
                        f"The warpgroup ended while the TMA store {_at(fault.line)} was still reading shared "
-                       "memory: nothing waited for it with plgpu.wait_smem_to_gmem.", where=_lines(fault.line))
+                       f"memory: {why}.", where=_lines(fault.line))
+    if isinstance(fault, LoadNotWaited):
+        return Finding(FindingKind.TMA_LOAD_UNWAITED,
+                       f"The TMA copy {_at(fault.line)} was never waited for: no barrier_wait saw the phase of "
+                       "its barrier that it completed, so it may still be writing shared memory when the kernel "
+                       "ends. Wait for every copy you start, or do not start it (a pl.when around the copy).",
+                       where=_lines(fault.line))
+    if isinstance(fault, WgmmaRunning):
+        return Finding(FindingKind.WGMMA_IN_FLIGHT,
+                       f"The warpgroup ended while the wgmma {_at(fault.line)} may still be running: nothing "
+                       "waited for it (plgpu.wgmma_wait(0), or a read of its accumulator).",
+                       where=_lines(fault.line))
     cause = record.failure if record.failure is not None else exc
     where = (recorded_lines(cause, record.learner_file) or learner_frames(cause, record.learner_file)
              or learner_frames(exc, record.learner_file))

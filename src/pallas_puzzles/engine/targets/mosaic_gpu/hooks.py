@@ -1,14 +1,22 @@
 """Every hook into JAX's Mosaic GPU interpreter, installed once per process.
 
 The hooks act only while a case is active (record.active). Each module installs its own:
-interpreter.py (which line each operation comes from, failures, TMA stores left running),
+async_ops.py (wgmma read asynchronously, wgmma_wait, TMA store groups), interpreter.py (which
+line each operation comes from, each callback in its thread's turn, failures, TMA stores left running),
 memory_marks.py (elements written), barriers.py and races.py. Private API: the interpreter's
 gpu_callbacks and shared_memory modules, from mosaic_gpu/jax_private.py (with the versions checked).
 """
 
 from __future__ import annotations
 
-from pallas_puzzles.engine.targets.mosaic_gpu import barriers, interpreter, jax_private, memory_marks, races
+from pallas_puzzles.engine.targets.mosaic_gpu import (
+    async_ops,
+    barriers,
+    interpreter,
+    jax_private,
+    memory_marks,
+    races,
+)
 
 _installed = False
 
@@ -18,6 +26,8 @@ def install() -> None:
     if _installed:
         return
     gpu_callbacks, shared_memory = jax_private.gpu_callbacks(), jax_private.gpu_shared_memory()
+    # First the wrappers that need to know which line and thread they run for (interpreter.py's, outermost).
+    async_ops.install(gpu_callbacks, shared_memory.GPUSharedMemory, jax_private.gpu_jaxpr_interpreter())
     interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory)
     memory_marks.install(shared_memory.GPUSharedMemory)
     barriers.install(shared_memory)

@@ -22,6 +22,7 @@ import numpy as np
 from pallas_puzzles.engine.learner_lines import make_line, same_file
 from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
 from pallas_puzzles.engine.targets.mosaic_gpu.record import StoreNotWaited, active
+from pallas_puzzles.engine.targets.mosaic_gpu.schedule import AWAY, DONE, RUNNING, gated
 from pallas_puzzles.source_line import SourceLine
 
 # Callback name -> how an access made inside it is described to a learner.
@@ -57,12 +58,12 @@ def line_of(source_info: Any) -> SourceLine | None:
 
 
 def made_by(source_info: Any) -> str:
-    """For an operation JAX's own code made (emit_pipeline's copies): the JAX function that made it."""
+    """For an operation JAX's own code made (emit_pipeline's copies): the Pallas function, outermost
+    in the recorded traceback, that made it ("emit_pipeline")."""
     frames = getattr(getattr(source_info, "traceback", None), "frames", None) or ()
-    for frame in frames:
-        if jax_private.PALLAS_SOURCES in frame.file_name.replace("\\", "/") and "interpret" not in frame.file_name:
-            return frame.function_name
-    return ""
+    pallas = [frame.function_name for frame in frames
+              if jax_private.PALLAS_SOURCES in frame.file_name.replace("\\", "/") and "interpret" not in frame.file_name]
+    return pallas[-1].split(".")[0] if pallas else ""
 
 
 def memory_name(key: Any) -> str:
@@ -134,11 +135,17 @@ def reset() -> None:
     _last_store.clear()
 
 
+# What a thread does after these callbacks, when not computing on to its next one (schedule.py).
+_AFTER = {"kernel_thread_finished": DONE, "sync_warps_with_warpgroup": AWAY}
+
+
 def install(gpu_callbacks: Any, memory: Any) -> None:
-    """Wrap the interpreter's callbacks and GPUSharedMemory's failure and kernel-end hooks (once: hooks.py)."""
+    """Wrap the interpreter's callbacks and GPUSharedMemory's failure and kernel-end hooks (once: hooks.py):
+    each callback runs in its thread's turn (outermost), knowing which line it runs for."""
     gpu_callbacks.copy_smem_to_gmem = _predicated_store(gpu_callbacks.copy_smem_to_gmem)
     for name in jax_private.CALLBACKS_WITH_SOURCE_INFO:
-        if hasattr(gpu_callbacks, name):
-            setattr(gpu_callbacks, name, _in_op(name, getattr(gpu_callbacks, name)))
+        setattr(gpu_callbacks, name, _in_op(name, getattr(gpu_callbacks, name)))
+    for name in jax_private.THREAD_CALLBACKS:
+        setattr(gpu_callbacks, name, gated(getattr(gpu_callbacks, name), _AFTER.get(name, RUNNING)))
     memory.set_failed = _capture_failure(memory.set_failed)
     memory.kernel_thread_finished = _kernel_end(memory.kernel_thread_finished)

@@ -28,8 +28,10 @@ from pallas_puzzles.engine.targets.pallas_call.jax_private import (  # shared wi
 )
 from pallas_puzzles.engine.targets.private_names import PrivateNames, load, names
 
-__all__ = ["CALLBACKS_WITH_SOURCE_INFO", "CHECKED_ON", "NAMES", "PALLAS_SOURCES", "WARNING_MODULES",
-           "callback_logger", "gpu_callbacks", "gpu_race_detection_state", "gpu_shared_memory", "ranges_overlap"]
+__all__ = ["CALLBACKS_WITH_SOURCE_INFO", "CHECKED_ON", "NAMES", "PALLAS_SOURCES", "THREAD_CALLBACKS",
+           "WARNING_MODULES", "callback_logger", "gpu_callbacks", "gpu_jaxpr_interpreter", "gpu_primitives",
+           "gpu_race_detection_state", "gpu_shared_memory", "layout_inference", "ranges_overlap",
+           "shared_memory_now"]
 
 CHECKED_ON = ("0.10.2", "0.12.0.1")
 NEW = ("0.12.0.1",)  # the names jax 0.10.2 lacks
@@ -39,6 +41,10 @@ MOSAIC_GPU = "jax._src.pallas.mosaic_gpu"
 GPU_CALLBACKS = "jax._src.pallas.mosaic_gpu.interpret.gpu_callbacks"
 GPU_SHARED_MEMORY = "jax._src.pallas.mosaic_gpu.interpret.shared_memory"
 GPU_RACE_DETECTION = "jax._src.pallas.mosaic_gpu.interpret.race_detection_state"
+GPU_JAXPR_INTERPRET = "jax._src.pallas.mosaic_gpu.interpret.jaxpr_interpret"
+GPU_PRIMITIVES = "jax._src.pallas.mosaic_gpu.primitives"
+# Mosaic GPU's layout search (cuda_lowering.py bounds it); under jax.experimental, but no API.
+LAYOUT_INFERENCE = "jax.experimental.mosaic.gpu.layout_inference"
 VECTOR_CLOCK = "jax._src.pallas.mosaic.interpret.vector_clock"  # the race detector's clocks
 
 # A frame in Pallas's own source (emit_pipeline's copies are made there), as a path fragment.
@@ -51,30 +57,45 @@ CALLBACKS_WITH_SOURCE_INFO = (
     "_get", "_swap", "_barrier_wait", "_barrier_arrive", "_allocate_barriers", "_deallocate_barrier",
     "copy_gmem_to_smem", "copy_smem_to_gmem", "wait_smem_to_gmem", "commit_smem", "wgmma",
     "wgmma_accumulator_deref", "_named_barrier")
+# The interpreter's callbacks that run for one of its threads (a warpgroup, a warp): schedule.py gives
+# each its thread's turn. After kernel_thread_finished the thread is done; sync_warps_with_warpgroup
+# starts its warps, and the warpgroup's next callback comes once they have all finished.
+THREAD_CALLBACKS = (
+    *CALLBACKS_WITH_SOURCE_INFO, "_allocate_buffer", "_deallocate_buffer", "kernel_thread_finished",
+    "sync_warps_with_warpgroup", "sync_warpgroup_with_warps", "tcgen05_mma", "async_copy_smem_to_tmem",
+    "tcgen05_commit_arrive", "async_store_tmem", "async_load_tmem", "commit_tmem", "wait_load_tmem")
 
 NAMES = PrivateNames("mosaic_gpu", CHECKED_ON, (
     *names(PALLAS),
     *names(MOSAIC_GPU),
     # interpreter.py: which line each operation comes from, failures, TMA stores left running
-    *names(GPU_CALLBACKS, *CALLBACKS_WITH_SOURCE_INFO, use="patched", on=NEW),
-    *names(GPU_CALLBACKS, "reset_gpu_interpret_mode_state", on=NEW),
+    *names(GPU_CALLBACKS, *THREAD_CALLBACKS, use="patched", on=NEW),
+    *names(GPU_CALLBACKS, "reset_gpu_interpret_mode_state", "_get_shared_memory", "get_races", on=NEW),
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.set_failed", "GPUSharedMemory.kernel_thread_finished",
            use="patched", on=NEW),
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.pending_smem_to_gmem_read_clocks", "MeshLocation.cluster_coords",
            "MeshLocation.thread_id", "HostAllocationKey.memory_space_id", use="field", on=NEW),
     *names(GPU_SHARED_MEMORY, "IDX_BY_GPU_MEMORY_SPACE", on=NEW),
-    # memory_marks.py: which elements of each fresh buffer were written; wgmma reading uncommitted stores
+    # memory_marks.py: which elements of each fresh buffer were written (get_buffer_content: async_ops.py too)
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.allocate_buffer", "GPUSharedMemory.store_buffer_content",
-           "GPUSharedMemory.swap_buffer_content", "GPUSharedMemory.get_buffer_content",
-           "GPUSharedMemory.commit_smem", use="patched", on=NEW),
+           "GPUSharedMemory.swap_buffer_content", "GPUSharedMemory.get_buffer_content", use="patched", on=NEW),
     *names(INTERPRET_UTILS, "Access.range", "Access.permutation", "Access.inverse_permutation", use="field",
            on=NEW),
     # barriers.py: waits nothing can complete, barrier rules broken
     *names(GPU_SHARED_MEMORY, "Barrier.__init__", "Barrier.arrive", "Barrier._wait", "Barrier.deallocate",
            "GPUSharedMemory.reset_per_cluster_state", use="patched", on=NEW),
     *names(GPU_SHARED_MEMORY, "Barrier.cv", "Barrier.phase", "Barrier.arrivals_count", "Barrier.num_arrivals",
-           "Barrier.aborted", "Barrier.last_observed_phase_by_thread", "Barrier.shared_memory",
-           "GPUSharedMemory.all_concurrent_threads", "Warpgroup.warpgroup_id", use="field", on=NEW),
+           "Barrier.aborted", "Barrier.last_observed_phase_by_thread", "Barrier.shared_memory", "Barrier.ref_count",
+           "GPUSharedMemory.all_concurrent_threads", "Warpgroup.warpgroup_id", "Warpgroup.block_id",
+           "Warpgroup.warps", "Warp.warp_id", "Warp.warpgroup", use="field", on=NEW),
+    # async_ops.py: wgmma read asynchronously, wgmma_wait and TMA store groups
+    *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter.interpret", use="patched", on=NEW),
+    *names(GPU_PRIMITIVES, "wgmma_wait_p", "commit_group_p", "wait_smem_to_gmem_p", on=NEW),
+    *names(GPU_SHARED_MEMORY, "GPUSharedMemory.incr_clock", "GPUSharedMemory.get_next_tma_thread_id", on=NEW),
+    *names(GPU_SHARED_MEMORY, "GPUSharedMemory.clocks", "GPUSharedMemory.lock", "GPUSharedMemory.detect_races",
+           "GPUSharedMemory.pending_smem_to_gmem_write_clocks", use="field", on=NEW),
+    # cuda_lowering.py: how long Mosaic GPU's layout search may try
+    *names(LAYOUT_INFERENCE, "infer_layout", use="patched", on=NEW),
     *names(GPU_SHARED_MEMORY, "Warpgroup", on=NEW),
     # races.py: both accesses of a race, in the learner's words
     *names(GPU_RACE_DETECTION, "GPURaceDetectionState.check_read", "GPURaceDetectionState.check_write",
@@ -93,6 +114,26 @@ def gpu_callbacks() -> ModuleType:
 def gpu_shared_memory() -> ModuleType:
     """The interpreter's memory: GPUSharedMemory, Barrier, Warpgroup (patched)."""
     return load(GPU_SHARED_MEMORY)
+
+
+def shared_memory_now() -> Any:
+    """The interpreter's GPUSharedMemory of the kernel running now."""
+    return load(GPU_CALLBACKS)._get_shared_memory()
+
+
+def gpu_jaxpr_interpreter() -> type:
+    """The interpreter of a kernel's jaxpr, JaxprInterpreter (patched: async_ops.py)."""
+    return load(GPU_JAXPR_INTERPRET).JaxprInterpreter  # type: ignore[no-any-return]
+
+
+def gpu_primitives() -> ModuleType:
+    """Pallas's Mosaic GPU primitives (wgmma_wait_p and the like), read."""
+    return load(GPU_PRIMITIVES)
+
+
+def layout_inference() -> ModuleType:
+    """Mosaic GPU's layout inference (its search's fuel is patched: cuda_lowering.py)."""
+    return load(LAYOUT_INFERENCE)
 
 
 def gpu_race_detection_state() -> ModuleType:

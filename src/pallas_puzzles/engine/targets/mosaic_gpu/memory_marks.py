@@ -1,14 +1,12 @@
-"""Which elements of each fresh buffer a kernel has written, and stores a wgmma reads uncommitted.
+"""Which elements of each fresh buffer a kernel has written.
 
 A buffer allocated all-NaN (SMEM scratch and kernel outputs, with uninitialized_memory="nan") gets
 a mask of written elements. From it the target tells an output element no block wrote from NaN
 computed out of shared memory that was read before anything filled it, and names that read.
-The interpreter's race detector does not follow wgmma; a wgmma operand the warpgroup stored and
-did not commit is caught here.
 
 Private API (mosaic_gpu/jax_private.py lists it, with the versions checked; hooks.py passes the
 class): the interpreter's GPUSharedMemory (allocate_buffer, get/store/swap_buffer_content taking
-an interpret_utils.Access, commit_smem). The hooks only read what passes through.
+an interpret_utils.Access). The hooks only read what passes through.
 """
 
 from __future__ import annotations
@@ -19,14 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from pallas_puzzles.engine.targets.mosaic_gpu.interpreter import (
-    OPS,
-    block_and_warpgroup,
-    current_op,
-    line_of,
-    memory_name,
-)
-from pallas_puzzles.engine.targets.mosaic_gpu.record import Access, Race, RaceFound, UnfilledRead, active
+from pallas_puzzles.engine.targets.mosaic_gpu.interpreter import OPS, current_op, line_of, memory_name
+from pallas_puzzles.engine.targets.mosaic_gpu.record import UnfilledRead, active
 
 
 def _track_allocation(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,39 +63,9 @@ def _track_swap(original: Callable[..., Any]) -> Callable[..., Any]:
                             **kwargs: Any) -> Any:
         out = original(self, key, access, value, mask, thread, *args, **kwargs)
         _mark(self, key, access, mask)
-        name, source_info, _ = current_op()
-        if active.record is not None and name == "_swap" and memory_name(key) == "SMEM":
-            # A store through the generic proxy: the async proxy (wgmma) sees it only after commit_smem.
-            self.__dict__.setdefault("_pp_uncommitted", {})[thread, key] = line_of(source_info)
         return out
 
     return swap_buffer_content
-
-
-def _committed(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def commit_smem(self: Any, thread: Any) -> Any:
-        pending = self.__dict__.get("_pp_uncommitted", {})
-        for done in [k for k in pending if k[0] == thread]:
-            del pending[done]
-        return original(self, thread)
-
-    return commit_smem
-
-
-def _wgmma_reads_committed(memory: Any, key: Any, thread: Any) -> None:
-    """The race detector does not follow wgmma (jax 0.12.0.1: "TODO: Vector clocks" in
-    gpu_callbacks.wgmma), so a wgmma operand stored by the warpgroup and not yet committed
-    is checked here, as the race it is on a GPU."""
-    pending = memory.__dict__.get("_pp_uncommitted", {})
-    if (thread, key) not in pending:
-        return
-    block, warpgroup = block_and_warpgroup()
-    wgmma = Access(op="wgmma", writes=False, memory="SMEM", line=line_of(current_op()[1]), block=block,
-                   warpgroup=warpgroup)
-    store = Access(op="write", writes=True, memory="SMEM", line=pending[thread, key], block=block,
-                   warpgroup=warpgroup)
-    raise RaceFound(Race(wgmma, store))
 
 
 def _track_get(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -111,8 +73,6 @@ def _track_get(original: Callable[..., Any]) -> Callable[..., Any]:
     def get_buffer_content(self: Any, key: Any, access: Any, thread: Any, *args: Any, **kwargs: Any) -> Any:
         record = active.record
         written = self.__dict__.get("_pp_written", {}).get(key)
-        if record is not None and thread is not None and current_op()[0] == "wgmma":
-            _wgmma_reads_committed(self, key, thread)
         if record is not None and written is not None:
             if thread is None:  # the interpreter reading a kernel output back once every block has run
                 record.outputs_written.append(written.copy())
@@ -133,4 +93,3 @@ def install(memory: type) -> None:
     memory.store_buffer_content = _track_store(memory.store_buffer_content)
     memory.swap_buffer_content = _track_swap(memory.swap_buffer_content)
     memory.get_buffer_content = _track_get(memory.get_buffer_content)
-    memory.commit_smem = _committed(memory.commit_smem)

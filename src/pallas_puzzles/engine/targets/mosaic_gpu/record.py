@@ -107,8 +107,25 @@ class RaceFound(KernelFault):
 
 
 class StoreNotWaited(KernelFault):
-    def __init__(self, line: SourceLine | None) -> None:
+    def __init__(self, line: SourceLine | None, committed: bool = True) -> None:
         super().__init__("a TMA store was still reading shared memory when its warpgroup ended")
+        self.line = line
+        self.committed = committed  # False: issued with commit_group=False and never committed to a group
+
+
+class LoadNotWaited(KernelFault):
+    """A TMA copy into shared memory completed a barrier phase that no thread waited for."""
+
+    def __init__(self, line: SourceLine | None) -> None:
+        super().__init__("a TMA copy was never waited for")
+        self.line = line
+
+
+class WgmmaRunning(KernelFault):
+    """A warpgroup ended while a wgmma it started may still run (nothing waited for it)."""
+
+    def __init__(self, line: SourceLine | None) -> None:
+        super().__init__("a wgmma was still running when its warpgroup ended")
         self.line = line
 
 
@@ -121,6 +138,13 @@ class CaseRecord:
     launches: list[Launch] = field(default_factory=list)
     lint: Finding | None = None  # a rule neither the interpreter nor the lowering sees
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def new_run(self) -> None:
+        """Forget what the last run of the kernel did (its launches and lint stay: they come from tracing)."""
+        with self.lock:
+            self.failure = None
+            self.unfilled.clear()
+            self.outputs_written.clear()
 
     def note_failure(self, exc: BaseException) -> None:
         with self.lock:
@@ -140,7 +164,6 @@ class _Slot:
     A plain attribute, not a thread-local: the interpreter runs warpgroups on threads of its own."""
 
     record: CaseRecord | None = None
-    interpreting: bool = False  # the interpreted run (not the CUDA lowering pass) is in progress
 
 
 active = _Slot()

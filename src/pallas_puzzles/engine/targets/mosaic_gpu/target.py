@@ -5,9 +5,12 @@ Each shape case runs in two passes:
    a GPU enforces (shared-memory capacity, wgmma tile shapes, register layouts) fail here. Lints
    (mgpu/api.py) fire while it is traced.
 2. It runs in JAX's GPU interpreter with the race detector on (InterpretGPUParams), with hooks
-   (mgpu/interpreter.py, barriers.py, races.py) that stop a barrier wait nothing can complete,
-   name both lines of a race, and record which elements of each buffer were written, so that an
-   output never written and shared memory read before it was filled are told apart.
+   (mgpu/interpreter.py, barriers.py, races.py, async_ops.py) that stop a barrier wait nothing can
+   complete, name both lines of a race (wgmma's reads included), refuse asynchronous work left
+   running at the end, and record which elements of each buffer were written, so that an output
+   never written and shared memory read before it was filled are told apart. Its threads take
+   turns (schedule.py): a kernel with several warpgroups runs in three seeded orders per case,
+   traced and compiled once.
 On a real GPU the chapter runs compiled (its `gpu` partner); this target never touches a GPU.
 """
 
@@ -55,51 +58,76 @@ class MosaicGpuTarget(Target):
                                           "(verify lowers them for CUDA as part of every check)")
 
     def start(self) -> None:
-        from pallas_puzzles.engine.targets.mosaic_gpu import api, hooks
+        from pallas_puzzles.engine.targets.mosaic_gpu import api, cuda_lowering, hooks
 
         hooks.install()
         api.install()
+        cuda_lowering.install()
 
     def _params(self) -> Any:
         from jax.experimental.pallas import mosaic_gpu as plgpu
 
+        # Each TMA copy and wgmma takes the next of the pseudo-threads' places in the race detector's
+        # clocks, in turn; two on the same place look ordered. JAX's 5 would hide a copy racing with
+        # the one 5 before it; 64 hides none in a block of the puzzles' size.
         return plgpu.InterpretGPUParams(detect_races=True, on_race="raise", out_of_bounds_reads="raise",
-                                        uninitialized_memory="nan")
+                                        uninitialized_memory="nan", num_tma_threads_per_device=64)
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
         import jax
         import jax.numpy as jnp
         from jax.experimental.pallas import mosaic_gpu as plgpu
 
-        from pallas_puzzles.engine.targets.mosaic_gpu import cuda_lowering, faults, races
+        from pallas_puzzles.engine.targets.mosaic_gpu import cuda_lowering, faults
         from pallas_puzzles.engine.targets.mosaic_gpu.record import CaseRecord, active
 
         record = CaseRecord(learner_file=str(case.learner_file))
         inputs, expected, _ = case.data()
-        races.forget()
         active.record = record
         try:
             with _quiet_callbacks(), jax.default_device(jax.devices("cpu")[0]):
                 args = [jnp.asarray(a) for a in inputs]
                 try:
                     refused = cuda_lowering.check(entry, args, record)
+                    if refused is not None:
+                        return case.done(False, refused)
+                    with plgpu.force_gpu_interpret_mode(self._params()):  # traced once, run per schedule
+                        interpreted = jax.jit(entry).lower(*args).compile()
                 except Exception as exc:  # the learner's code failed while it was traced
                     return case.done(False, faults.failure_finding(exc, record))
-                if refused is not None:
-                    return case.done(False, refused)
-                active.interpreting = True
-                record.outputs_written.clear()
-                try:
-                    with plgpu.force_gpu_interpret_mode(self._params()):
-                        got = jax.block_until_ready(entry(*args))
-                except Exception as exc:
-                    finding = faults.failure_finding(exc, record)
-                    self.reset()
-                    return case.done(False, finding)
+                return self._run_in_turns(case, interpreted, args, expected, record)
         finally:
             active.record = None
-            active.interpreting = False
-        return _verdict(case, got, expected, record)
+
+    def _run_in_turns(self, case: Case, interpreted: Callable[..., Any], args: list[Any], expected: Any,
+                      record: CaseRecord) -> CaseResult:
+        """Run the kernel once per schedule of the case (schedule.py), in the same orders for every check
+        of it, until one fails. Blocks of one thread each have one order only: they run once."""
+        import zlib
+
+        import jax
+
+        from pallas_puzzles.engine.targets.mosaic_gpu import faults, races
+        from pallas_puzzles.engine.targets.mosaic_gpu.schedule import TURNS, schedules
+
+        result = None
+        for plan in schedules(zlib.crc32(f"{case.puzzle.name}/{case.index}".encode())):
+            record.new_run()
+            races.forget()
+            TURNS.begin(plan)
+            try:
+                got = jax.block_until_ready(interpreted(*args))
+            except Exception as exc:
+                finding = faults.failure_finding(exc, record)
+                self.reset()
+                return case.done(False, finding)
+            finally:
+                TURNS.end()
+            result = _verdict(case, got, expected, record)
+            if not result.passed or TURNS.most_threads <= 1:
+                break
+        assert result is not None
+        return result
 
     def reset(self) -> None:
         """After a failed case: the interpreter's global state must be cleared before it runs again."""
@@ -125,9 +153,10 @@ class MosaicGpuDevice(Target):
     min_jax: ClassVar[str] = "0.12"
 
     def start(self) -> None:
-        from pallas_puzzles.engine.targets.mosaic_gpu import api
+        from pallas_puzzles.engine.targets.mosaic_gpu import api, cuda_lowering
 
         api.install()
+        cuda_lowering.install()
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
         import jax
