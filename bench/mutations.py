@@ -193,6 +193,47 @@ def _unmasked(tree: ast.AST, node: ast.Call, _: int) -> None:
 
 
 Operator = tuple[str, Callable[[ast.AST], Iterator[Site]], Callable[..., None]]
+
+
+# --- Mosaic GPU (chapter 37-43): barriers, TMA copies and wgmma, each a statement a learner forgets ---
+
+def _statements(name: str) -> Callable[[ast.AST], Iterator[Site]]:
+    """Expression statements calling `name` (`plgpu.commit_smem()`, ...)."""
+    def sites(tree: ast.AST) -> Iterator[Site]:
+        yield from ((n, 0) for n in ast.walk(tree) if isinstance(n, ast.Expr) and _is_call(n.value, name))
+    return sites
+
+
+def _wait_twice(tree: ast.AST, node: ast.Expr, _: int) -> None:
+    """A second wait right after the first: it waits for the barrier's next phase, one too far (the
+    Pallas form of a flipped phase bit: plgpu.barrier_wait tracks the phase itself)."""
+    parent = _parents(tree)[node]
+    body = next(v for _, v in ast.iter_fields(parent) if isinstance(v, list) and any(i is node for i in v))
+    body.insert(next(n for n, item in enumerate(body) if item is node) + 1, copy.deepcopy(node))
+
+
+def _barrier_slot_sites(tree: ast.AST) -> Iterator[Site]:
+    """`plgpu.barrier_wait(barriers.at[slot])` with a slot that is not a constant."""
+    for n in ast.walk(tree):
+        if (_is_call(n, "barrier_wait") and n.args and isinstance(n.args[0], ast.Subscript)  # type: ignore[attr-defined]
+                and not isinstance(n.args[0].slice, ast.Constant)):  # type: ignore[attr-defined]
+            yield n.args[0], 0  # type: ignore[attr-defined]
+
+
+def _other_slot(tree: ast.AST, node: ast.Subscript, _: int) -> None:
+    node.slice = ast.BinOp(ast.Constant(1), ast.Sub(), node.slice)  # type: ignore[arg-type]
+
+
+MOSAIC_GPU: tuple[Operator, ...] = (
+    ("barrier-wait-dropped", _statements("barrier_wait"), _drop),
+    ("barrier-wait-twice", _statements("barrier_wait"), _wait_twice),
+    ("barrier-slot-flipped", _barrier_slot_sites, _other_slot),
+    ("barrier-arrive-dropped", _statements("barrier_arrive"), _drop),
+    ("commit-smem-dropped", _statements("commit_smem"), _drop),
+    ("store-wait-dropped", _statements("wait_smem_to_gmem"), _drop),
+    ("wgmma-wait-dropped", _statements("wgmma_wait"), _drop),
+)
+
 OPERATORS: tuple[Operator, ...] = (
     ("cdiv-floor", _cdiv_sites, _cdiv_floor),
     ("cdiv-floor-plus-one", _cdiv_sites, _cdiv_floor_plus_one),
@@ -207,6 +248,7 @@ OPERATORS: tuple[Operator, ...] = (
     ("max-init-zero", _minus_inf_sites, _zero_instead),
     ("preferred-type-dropped", _preferred_type_sites, _drop),
     ("mask-removed", _mask_sites, _unmasked),
+    *MOSAIC_GPU,
 )
 
 

@@ -77,6 +77,7 @@ class FindingKind(Enum):
     SMEM_SLOT_IN_USE = "smem-slot-in-use"
     TMA_STORE_UNWAITED = "tma-store-unwaited"
     TMA_LOAD_UNWAITED = "tma-load-unwaited"
+    TMA_WINDOW = "tma-window"
     SMEM_UNFILLED = "smem-unfilled"
     GPU_LOWERING = "gpu-lowering"
     GPU_PROGRAM_ID = "gpu-program-id"

@@ -129,10 +129,14 @@ class _WatchedCondition(threading.Condition):
             moved = TURNS.block(entry.thread, lambda: barrier.phase != entry.phase or barrier.aborted)
         finally:
             self.acquire()
-        if not moved:
+        if not moved:  # every blocked thread raises the same stall, whichever the interpreter records first
+            memory = barrier.shared_memory
             with _lock:
-                everyone = sorted(_blocked.values(), key=lambda e: str(e.thread))
-            raise BarrierStall(tuple(_waiter(e) for e in everyone if e.barrier.shared_memory is barrier.shared_memory))
+                if "_pp_stall" not in memory.__dict__:
+                    everyone = sorted((e for e in _blocked.values() if e.barrier.shared_memory is memory),
+                                      key=lambda e: str(e.thread))
+                    memory.__dict__["_pp_stall"] = tuple(_waiter(e) for e in everyone)
+            raise BarrierStall(memory.__dict__["_pp_stall"])
         return False
 
 

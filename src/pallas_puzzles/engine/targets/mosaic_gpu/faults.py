@@ -22,6 +22,7 @@ from pallas_puzzles.engine.targets.mosaic_gpu.record import (
     UnfilledRead,
     Waiter,
     WgmmaRunning,
+    WindowBeforeStart,
 )
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation
 from pallas_puzzles.findings import FindingKind
@@ -185,7 +186,7 @@ def _fault_in(*exceptions: BaseException | None) -> BaseException | None:
         while current is not None and id(current) not in seen:
             seen.add(id(current))
             if isinstance(current, (BarrierStall, BarrierRuleBroken, RaceFound, StoreNotWaited, LoadNotWaited,
-                                    WgmmaRunning, StrictViolation)):
+                                    WgmmaRunning, WindowBeforeStart, StrictViolation)):
                 return current
             current = current.__cause__ or current.__context__
     return None
@@ -209,6 +210,14 @@ def failure_finding(exc: BaseException, record: CaseRecord) -> Finding:
         return Finding(FindingKind.TMA_STORE_UNWAITED,
                        f"The warpgroup ended while the TMA store {_at(fault.line)} was still reading shared "
                        f"memory: {why}.", where=_lines(fault.line))
+    if isinstance(fault, WindowBeforeStart):
+        at = f"row {fault.start}" if fault.dim == 0 else f"index {fault.start} along dimension {fault.dim}"
+        return Finding(FindingKind.TMA_WINDOW,
+                       f"The TMA copy {_at(fault.line)} {'writes' if fault.into else 'reads'} a window of global "
+                       f"memory that starts before the array, at {at}. A GPU reads what lies before the start "
+                       "as zeros and drops it on the way out, so every row lands shifted (the interpreter "
+                       "cannot run it at all). Start each window at its block's first row.",
+                       where=_lines(fault.line))
     if isinstance(fault, LoadNotWaited):
         return Finding(FindingKind.TMA_LOAD_UNWAITED,
                        f"The TMA copy {_at(fault.line)} was never waited for: no barrier_wait saw the phase of "

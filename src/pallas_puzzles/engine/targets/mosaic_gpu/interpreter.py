@@ -21,7 +21,7 @@ import numpy as np
 
 from pallas_puzzles.engine.learner_lines import make_line, same_file
 from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
-from pallas_puzzles.engine.targets.mosaic_gpu.record import StoreNotWaited, active
+from pallas_puzzles.engine.targets.mosaic_gpu.record import StoreNotWaited, WindowBeforeStart, active
 from pallas_puzzles.engine.targets.mosaic_gpu.schedule import AWAY, DONE, RUNNING, gated
 from pallas_puzzles.source_line import SourceLine
 
@@ -115,6 +115,23 @@ def _predicated_store(original: Callable[..., Any]) -> Callable[..., Any]:
     return copy_smem_to_gmem
 
 
+def _window_inside(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A TMA window that starts before its array (a pl.ds start moved below 0): a GPU reads the rows
+    before the start as zeros and drops them on a copy out, and the interpreter fails on it with a
+    bare AssertionError. Name the copy instead."""
+    @functools.wraps(original)
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if active.record is not None:
+            for into, access in ((False, self.src_access), (True, self.dst_access)):
+                for dim, index in enumerate(access.range):
+                    start = index.start if isinstance(index, slice) else index
+                    if start is not None and start < 0:
+                        raise WindowBeforeStart(line_of(current_op()[1]), into, dim, int(start))
+        return original(self, *args, **kwargs)
+
+    return __call__
+
+
 def _kernel_end(original: Callable[..., Any]) -> Callable[..., Any]:
     """A warpgroup that ends with a TMA store still reading SMEM: name the store's line."""
     @functools.wraps(original)
@@ -147,5 +164,6 @@ def install(gpu_callbacks: Any, memory: Any) -> None:
         setattr(gpu_callbacks, name, _in_op(name, getattr(gpu_callbacks, name)))
     for name in jax_private.THREAD_CALLBACKS:
         setattr(gpu_callbacks, name, gated(getattr(gpu_callbacks, name), _AFTER.get(name, RUNNING)))
+    gpu_callbacks.AsyncCopyTask.__call__ = _window_inside(gpu_callbacks.AsyncCopyTask.__call__)
     memory.set_failed = _capture_failure(memory.set_failed)
     memory.kernel_thread_finished = _kernel_end(memory.kernel_thread_finished)

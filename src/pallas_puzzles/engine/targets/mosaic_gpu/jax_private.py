@@ -71,6 +71,8 @@ NAMES = PrivateNames("mosaic_gpu", CHECKED_ON, (
     # interpreter.py: which line each operation comes from, failures, TMA stores left running
     *names(GPU_CALLBACKS, *THREAD_CALLBACKS, use="patched", on=NEW),
     *names(GPU_CALLBACKS, "reset_gpu_interpret_mode_state", "_get_shared_memory", "get_races", on=NEW),
+    *names(GPU_CALLBACKS, "AsyncCopyTask.__call__", use="patched", on=NEW),
+    *names(GPU_CALLBACKS, "AsyncCopyTask.src_access", "AsyncCopyTask.dst_access", use="field", on=NEW),
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.set_failed", "GPUSharedMemory.kernel_thread_finished",
            use="patched", on=NEW),
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.pending_smem_to_gmem_read_clocks", "MeshLocation.cluster_coords",

@@ -113,6 +113,14 @@ class StoreNotWaited(KernelFault):
         self.committed = committed  # False: issued with commit_group=False and never committed to a group
 
 
+class WindowBeforeStart(KernelFault):
+    """A TMA copy whose global-memory window starts before the array (a negative row or column)."""
+
+    def __init__(self, line: SourceLine | None, into: bool, dim: int, start: int) -> None:
+        super().__init__(f"a TMA window starts at {start} along dimension {dim}")
+        self.line, self.into, self.dim, self.start = line, into, dim, start
+
+
 class LoadNotWaited(KernelFault):
     """A TMA copy into shared memory completed a barrier phase that no thread waited for."""
 
