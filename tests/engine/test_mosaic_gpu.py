@@ -165,3 +165,74 @@ def test_a_refill_without_room_is_named_so_whichever_warpgroup_runs_first(slow: 
     assert any(mistake.line in line.text for line in result.first_failure.finding.where)
 
 
+
+
+WARP_SPECIALIZED = COURSE.find("warp_specialized")
+# Two-warpgroup mistakes whose finding (which access found the race, so which lines in which order)
+# changed from run to run while the operating system chose the interleaving (8 runs each: 4 and 4,
+# 7 and 1, measured before the warpgroups took turns).
+UNSCHEDULED_FLAKY = {
+    "consumer_skips_the_wait": [("            plgpu.barrier_wait(full.at[slot])\n", "")],
+    "consumer_releases_first": [
+        ("            acc = acc + bufs[slot]\n            plgpu.commit_smem()\n", ""),
+        ("            plgpu.barrier_arrive(empty.at[slot])\n", "            plgpu.barrier_arrive(empty.at[slot])\n"
+                                                          "            acc = acc + bufs[slot]\n"
+                                                          "            plgpu.commit_smem()\n")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNSCHEDULED_FLAKY))
+def test_warpgroups_take_turns_so_a_file_gets_the_same_finding_every_time(name: str, tmp_path: Path):
+    skip_if_jax_too_old(WARP_SPECIALIZED)
+    path = build_mistake(_variant(WARP_SPECIALIZED, name, UNSCHEDULED_FLAKY[name]), tmp_path)
+    seen = set()
+    for _ in range(4):
+        finding = check_puzzle(WARP_SPECIALIZED, path, INTERPRET).first_failure.finding
+        seen.add((finding.kind, finding.message, tuple(line.line for line in finding.where)))
+    assert len(seen) == 1, seen
+
+
+def test_one_warpgroup_runs_once_and_two_run_in_every_schedule(monkeypatch: pytest.MonkeyPatch):
+    """A block of one warpgroup has one interleaving; a producer and a consumer get three per case."""
+    skip_if_jax_too_old(WARP_SPECIALIZED)
+    from pallas_puzzles.engine.targets.mosaic_gpu.schedule import TURNS
+
+    runs: list[str] = []
+    begin = TURNS.begin
+    monkeypatch.setattr(TURNS, "begin", lambda plan: (runs.append(plan.name), begin(plan))[1])
+    assert check_puzzle(TMA_COPY, TMA_COPY.solution_path, INTERPRET).passed
+    assert len(runs) == len(TMA_COPY.cases_for(INTERPRET))
+    runs.clear()
+    assert check_puzzle(WARP_SPECIALIZED, WARP_SPECIALIZED.solution_path, INTERPRET).passed
+    assert runs == ["lowest thread first", "highest thread first", "shuffled"] * len(
+        WARP_SPECIALIZED.cases_for(INTERPRET))
+
+
+def test_a_wgmma_left_running_at_the_end_is_named(tmp_path: Path):
+    """Nothing reads the accumulator or waits: the tensor cores may still read SMEM as the kernel ends."""
+    puzzle = COURSE.find("wgmma_matmul")
+    skip_if_jax_too_old(puzzle)
+    result = check_puzzle(puzzle, build_mistake(_variant(puzzle, "never_waited", [
+        ("        plgpu.wgmma_wait(0)\n        return acc_ref[...]\n", ""),
+        ("    z_smem[...] = pl.run_scoped(multiply, plgpu.ACC((TM, TN), jnp.float32))\n",
+         "    pl.run_scoped(multiply, plgpu.ACC((TM, TN), jnp.float32))\n    z_smem[...] = jnp.zeros_like(z_smem)\n"),
+    ]), tmp_path), INTERPRET)
+    assert result.kind is FindingKind.WGMMA_IN_FLIGHT
+    finding = result.first_failure.finding
+    assert "ended while the wgmma" in finding.message
+    assert "plgpu.wgmma(acc_ref, a_smem, b_smem)" in finding.where[0].text
+
+
+def test_a_layout_search_that_cannot_succeed_is_refused_in_seconds(tmp_path: Path):
+    """The q window moved off its 8-row tiles: Mosaic GPU finds no layout, after a minute of search on a
+    slow machine with its own limit (a timeout here); with the checker's, in seconds, and the same answer."""
+    puzzle = COURSE.find("hopper_attention")
+    skip_if_jax_too_old(puzzle)
+    path = build_mistake(_variant(puzzle, "q_one_row_late", [(
+        '    rows = pl.ds(jax.lax.axis_index("q") * BQ, BQ)\n',
+        '    rows = pl.ds(jax.lax.axis_index("q") * BQ + 1, BQ)\n')]), tmp_path)
+    started = time.perf_counter()
+    result = check_puzzle(puzzle, path, INTERPRET)
+    assert time.perf_counter() - started < 15.0
+    assert result.kind is FindingKind.GPU_LOWERING
+    assert "8-row tiles" in result.first_failure.finding.explanation

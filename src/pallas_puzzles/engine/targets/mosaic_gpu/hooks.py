@@ -27,8 +27,9 @@ def install() -> None:
         return
     gpu_callbacks, shared_memory = jax_private.gpu_callbacks(), jax_private.gpu_shared_memory()
     # First the wrappers that need to know which line and thread they run for (interpreter.py's, outermost).
-    async_ops.install(gpu_callbacks, shared_memory.GPUSharedMemory, jax_private.gpu_jaxpr_interpreter())
-    interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory)
+    jaxpr_interpreter = jax_private.gpu_jaxpr_interpreter()
+    async_ops.install(gpu_callbacks, shared_memory.GPUSharedMemory, jaxpr_interpreter)
+    interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory, jaxpr_interpreter)
     memory_marks.install(shared_memory.GPUSharedMemory)
     barriers.install(shared_memory)
     races.install()

@@ -61,8 +61,8 @@ def made_by(source_info: Any) -> str:
     """For an operation JAX's own code made (emit_pipeline's copies): the Pallas function, outermost
     in the recorded traceback, that made it ("emit_pipeline")."""
     frames = getattr(getattr(source_info, "traceback", None), "frames", None) or ()
-    pallas = [frame.function_name for frame in frames
-              if jax_private.PALLAS_SOURCES in frame.file_name.replace("\\", "/") and "interpret" not in frame.file_name]
+    pallas = [frame.function_name for frame in frames if "interpret" not in frame.file_name
+              and jax_private.PALLAS_SOURCES in frame.file_name.replace("\\", "/")]
     return pallas[-1].split(".")[0] if pallas else ""
 
 
@@ -132,6 +132,31 @@ def _window_inside(original: Callable[..., Any]) -> Callable[..., Any]:
     return __call__
 
 
+def _warp_done(*, token: Any, thread: Any) -> Any:
+    return token
+
+
+def _warp_ends(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A warp of a WarpMesh ends with no callback of the interpreter's to say so (its warpgroup's
+    thread_map just joins it): give it one, so the scheduler knows it is done."""
+    @functools.wraps(original)
+    def interpret(self: Any, jaxpr: Any, token: Any, *args: Any) -> Any:
+        outermost = not self.__dict__.get("_pp_interpreting", False)
+        self.__dict__["_pp_interpreting"] = True
+        try:
+            token, outs = original(self, jaxpr, token, *args)
+        finally:
+            self.__dict__["_pp_interpreting"] = not outermost
+        if outermost and hasattr(self.thread, "warp_id"):
+            import jax
+
+            token = jax.experimental.io_callback(gated(_warp_done, DONE), jax.ShapeDtypeStruct((), token.dtype),
+                                                 token=token, thread=self.thread)
+        return token, outs
+
+    return interpret
+
+
 def _kernel_end(original: Callable[..., Any]) -> Callable[..., Any]:
     """A warpgroup that ends with a TMA store still reading SMEM: name the store's line."""
     @functools.wraps(original)
@@ -156,7 +181,7 @@ def reset() -> None:
 _AFTER = {"kernel_thread_finished": DONE, "sync_warps_with_warpgroup": AWAY}
 
 
-def install(gpu_callbacks: Any, memory: Any) -> None:
+def install(gpu_callbacks: Any, memory: Any, interpreter: type) -> None:
     """Wrap the interpreter's callbacks and GPUSharedMemory's failure and kernel-end hooks (once: hooks.py):
     each callback runs in its thread's turn (outermost), knowing which line it runs for."""
     gpu_callbacks.copy_smem_to_gmem = _predicated_store(gpu_callbacks.copy_smem_to_gmem)
@@ -165,5 +190,6 @@ def install(gpu_callbacks: Any, memory: Any) -> None:
     for name in jax_private.THREAD_CALLBACKS:
         setattr(gpu_callbacks, name, gated(getattr(gpu_callbacks, name), _AFTER.get(name, RUNNING)))
     gpu_callbacks.AsyncCopyTask.__call__ = _window_inside(gpu_callbacks.AsyncCopyTask.__call__)
+    interpreter.interpret = _warp_ends(interpreter.interpret)
     memory.set_failed = _capture_failure(memory.set_failed)
     memory.kernel_thread_finished = _kernel_end(memory.kernel_thread_finished)

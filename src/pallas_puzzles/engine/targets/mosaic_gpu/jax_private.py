@@ -92,6 +92,7 @@ NAMES = PrivateNames("mosaic_gpu", CHECKED_ON, (
            "Warpgroup.warps", "Warp.warp_id", "Warp.warpgroup", use="field", on=NEW),
     # async_ops.py: wgmma read asynchronously, wgmma_wait and TMA store groups
     *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter.interpret", use="patched", on=NEW),
+    *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter.thread", use="field", on=NEW),
     *names(GPU_PRIMITIVES, "wgmma_wait_p", "commit_group_p", "wait_smem_to_gmem_p", on=NEW),
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.incr_clock", "GPUSharedMemory.get_next_tma_thread_id", on=NEW),
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.clocks", "GPUSharedMemory.lock", "GPUSharedMemory.detect_races",

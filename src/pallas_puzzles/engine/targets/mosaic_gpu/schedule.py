@@ -27,6 +27,10 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
 RUNNING, READY, HOLDING, BLOCKED, AWAY, DONE = "running", "ready", "holding", "blocked", "away", "done"
+# A thread that never reaches its next callback (it failed outside one, through JAX's fault or ours)
+# would keep the others waiting for ever: after this long without a turn given, the run goes on
+# unscheduled instead (the puzzles' kernels give a turn every few milliseconds).
+UNSCHEDULED_AFTER_SECONDS = 10.0
 
 
 def _rank(thread: Hashable) -> tuple[int, int, int]:
@@ -162,7 +166,9 @@ class Turns:
     def _await(self, thread: Hashable) -> None:
         self._decide()
         while self.granted != thread and not self.opened:
-            self.changed.wait()
+            if not self.changed.wait(UNSCHEDULED_AFTER_SECONDS):
+                self.opened = True
+                self.changed.notify_all()
         if not self.opened:
             self.state[thread] = HOLDING
 
