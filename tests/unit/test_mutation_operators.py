@@ -81,6 +81,34 @@ def test_each_operator_makes_its_edit_on_the_syntax_tree():
     assert len(made["mask-removed"]) == 1, "the file's own spec is for reading: the checker never runs it"
 
 
+GPU_SOURCE = '''
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+def kernel(x_gmem, z_gmem, bufs, z_smem, full, empty, acc_ref):
+    plgpu.barrier_wait(full.at[slot])
+    plgpu.wgmma(acc_ref, bufs.at[slot], bufs.at[slot])
+    plgpu.wgmma_wait(1)
+    plgpu.commit_smem()
+    plgpu.barrier_arrive(empty.at[slot])
+    plgpu.barrier_wait(full.at[0])
+    plgpu.copy_smem_to_gmem(z_smem, z_gmem)
+    plgpu.wait_smem_to_gmem(0)
+'''
+
+
+def test_the_mosaic_gpu_operators_drop_double_or_move_one_synchronisation():
+    made = by_operator(GPU_SOURCE)
+    assert [("plgpu.barrier_wait(full.at[slot])" in m, "plgpu.barrier_wait(full.at[0])" in m)
+            for m in made["barrier-wait-dropped"]] == [(False, True), (True, False)]
+    assert made["barrier-wait-twice"][0].count("plgpu.barrier_wait(full.at[slot])") == 2
+    [moved] = made["barrier-slot-flipped"]  # a constant slot is left alone
+    assert "plgpu.barrier_wait(full.at[1 - slot])" in moved
+    for operator, gone in (("barrier-arrive-dropped", "barrier_arrive"), ("commit-smem-dropped", "commit_smem"),
+                           ("store-wait-dropped", "wait_smem_to_gmem"), ("wgmma-wait-dropped", "wgmma_wait")):
+        assert len(made[operator]) == 1 and gone not in made[operator][0], operator
+        assert "plgpu.wgmma(acc_ref" in made[operator][0]
+
+
 def test_every_mutant_parses_and_differs_from_its_solution():
     for puzzle in COURSE.puzzles:
         source = puzzle.solution_path.read_text()
