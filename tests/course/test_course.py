@@ -99,6 +99,31 @@ def test_some_case_leaves_the_small_default_range(puzzle):
     assert "scaled by" in label or "shifted by" in label
 
 
+# The course's softmax and attention puzzles, and how their kernels' softmax scores come from the inputs.
+SCORES = {
+    "long_softmax": lambda x: x,
+    "softmax_one_pass": lambda x: x,
+    "flash_attention_scalar": lambda q, k, v: q[:, None] * k[None, :],
+    "flash_attention": lambda q, k, v: q @ k.T / np.sqrt(q.shape[1]),
+    "hopper_attention": lambda q, k, v: q @ k.T / np.sqrt(q.shape[1]),
+}
+UNDERFLOW = -110.0  # float32 exp of anything below is 0 (its smallest number above 0 is exp(-103.3))
+
+
+def test_every_softmax_meets_a_case_of_rows_far_below_zero():
+    """A running maximum started at 0 instead of -inf is right until every score of a row is far below
+    zero: then every exp underflows and the sum is 0. Each softmax and attention puzzle has a case where
+    every score is."""
+    softmaxes = {p.name for p in COURSE.puzzles
+                 if "softmax" in f"{p.title} {p.summary}".lower() or "attention" in p.name}
+    assert softmaxes == set(SCORES), "say how the new puzzle's scores come from its inputs"
+    for name, scores in SCORES.items():
+        puzzle = COURSE.find(name)
+        highest = [np.max(scores(*(a.astype(np.float64) for a in specs.make_inputs(puzzle, sizes, i))))
+                   for i, sizes in enumerate(puzzle.cases_for(INTERPRET))]
+        assert min(highest) < UNDERFLOW, f"{name}: the highest score of each case: {highest}"
+
+
 @pytest.mark.parametrize("puzzle", PUZZLES)
 def test_exercise_spec_matches_canonical_spec(puzzle):
     """The spec shown to learners computes what the checker's own copy computes."""
