@@ -122,7 +122,10 @@ def _window_inside(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         if active.record is not None:
-            for into, access in ((False, self.src_access), (True, self.dst_access)):
+            for into, key, access in ((False, self.src_allocation_key, self.src_access),
+                                      (True, self.dst_allocation_key, self.dst_access)):
+                if memory_name(key) != "GMEM":
+                    continue
                 for dim, index in enumerate(access.range):
                     start = index.start if isinstance(index, slice) else index
                     if start is not None and start < 0:
@@ -149,9 +152,10 @@ def _warp_ends(original: Callable[..., Any]) -> Callable[..., Any]:
             self.__dict__["_pp_interpreting"] = not outermost
         if outermost and hasattr(self.thread, "warp_id"):
             import jax
+            from jax.experimental import io_callback
 
-            token = jax.experimental.io_callback(gated(_warp_done, DONE), jax.ShapeDtypeStruct((), token.dtype),
-                                                 token=token, thread=self.thread)
+            token = io_callback(gated(_warp_done, DONE), jax.ShapeDtypeStruct((), token.dtype),
+                                token=token, thread=self.thread)
         return token, outs
 
     return interpret
