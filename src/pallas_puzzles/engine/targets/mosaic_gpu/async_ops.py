@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
-from pallas_puzzles.engine.targets.mosaic_gpu.interpreter import current_op, line_of, memory_name
+from pallas_puzzles.engine.targets.mosaic_gpu.interpreter import current_op, line_of, memory_name, wrap
 from pallas_puzzles.engine.targets.mosaic_gpu.record import StoreNotWaited, WgmmaRunning, active
 
 COMMIT_GROUP = -1  # a marked wait_smem_to_gmem: commit_smem_to_gmem_group()
@@ -184,10 +184,7 @@ def _kernel_end(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def install(gpu_callbacks: Any, memory: type, interpreter: type) -> None:
     """Called once by hooks.install, with jax's gpu_callbacks, GPUSharedMemory and JaxprInterpreter."""
-    interpreter.interpret = _interpret(interpreter.interpret)
-    gpu_callbacks.wait_smem_to_gmem = _marked(gpu_callbacks.wait_smem_to_gmem)
-    gpu_callbacks.wgmma = _wgmma(gpu_callbacks.wgmma)
-    gpu_callbacks.wgmma_accumulator_deref = _accumulator_read(gpu_callbacks.wgmma_accumulator_deref)
-    gpu_callbacks.copy_smem_to_gmem = _store(gpu_callbacks.copy_smem_to_gmem)
-    memory.get_buffer_content = _operand_reads(memory.get_buffer_content)
-    memory.kernel_thread_finished = _kernel_end(memory.kernel_thread_finished)
+    wrap(interpreter, interpret=_interpret)
+    wrap(gpu_callbacks, wait_smem_to_gmem=_marked, wgmma=_wgmma, wgmma_accumulator_deref=_accumulator_read,
+         copy_smem_to_gmem=_store)
+    wrap(memory, get_buffer_content=_operand_reads, kernel_thread_finished=_kernel_end)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from pallas_puzzles.engine.targets.mosaic_gpu.interpreter import block_and_warpgroup, current_op, line_of
+from pallas_puzzles.engine.targets.mosaic_gpu.interpreter import block_and_warpgroup, current_op, line_of, wrap
 from pallas_puzzles.engine.targets.mosaic_gpu.record import (
     BarrierMisuse,
     BarrierRuleBroken,
@@ -249,11 +249,6 @@ def _new_cluster(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def install(shared_memory: ModuleType) -> None:
     """Called once by hooks.install, with jax's shared_memory module."""
-    barrier, memory = shared_memory.Barrier, shared_memory.GPUSharedMemory
     _warpgroup_class.append(shared_memory.Warpgroup)
-    barrier.__init__ = _watched_init(barrier.__init__)
-    barrier.arrive = _arrive(barrier.arrive)
-    barrier._wait = _wait(barrier._wait)
-    barrier.deallocate = _deallocate(barrier.deallocate)
-    memory.kernel_thread_finished = _finished(memory.kernel_thread_finished)
-    memory.reset_per_cluster_state = _new_cluster(memory.reset_per_cluster_state)
+    wrap(shared_memory.Barrier, __init__=_watched_init, arrive=_arrive, _wait=_wait, deallocate=_deallocate)
+    wrap(shared_memory.GPUSharedMemory, kernel_thread_finished=_finished, reset_per_cluster_state=_new_cluster)

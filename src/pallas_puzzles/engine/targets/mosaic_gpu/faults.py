@@ -6,6 +6,9 @@ both accesses; barrier faults name the waits, copies and arrives involved.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from pallas_puzzles.engine.file_faults import first_line
 from pallas_puzzles.engine.learner_lines import learner_frames, recorded_lines
 from pallas_puzzles.engine.meanings import plain_meaning
@@ -179,14 +182,42 @@ def unfilled_finding(read: UnfilledRead) -> Finding:
                    where=_lines(read.line))
 
 
+def _store_words(fault: StoreNotWaited, at: str) -> str:
+    why = ("nothing waited for it with plgpu.wait_smem_to_gmem" if fault.committed else
+           "it was issued with commit_group=False and never committed to a group with "
+           "plgpu.commit_smem_to_gmem_group(), so no wait_smem_to_gmem waits for it")
+    return f"The warpgroup ended while the TMA store {at} was still reading shared memory: {why}."
+
+
+def _window_words(fault: WindowBeforeStart, at: str) -> str:
+    start = f"row {fault.start}" if fault.dim == 0 else f"index {fault.start} along dimension {fault.dim}"
+    return (f"The TMA copy {at} {'writes' if fault.into else 'reads'} a window of global memory that starts "
+            f"before the array, at {start}. A GPU reads what lies before the start as zeros and drops it on "
+            "the way out, so every row lands shifted (the interpreter cannot run it at all). Start each "
+            "window at its block's first row.")
+
+
+# The faults about one line of the kernel: their kind, and their message given the fault and "at line N".
+AT_ONE_LINE: dict[type, tuple[FindingKind, Callable[[Any, str], str]]] = {
+    StoreNotWaited: (FindingKind.TMA_STORE_UNWAITED, _store_words),
+    WindowBeforeStart: (FindingKind.TMA_WINDOW, _window_words),
+    LoadNotWaited: (FindingKind.TMA_LOAD_UNWAITED, lambda fault, at: (
+        f"The TMA copy {at} was never waited for: no barrier_wait saw the phase of its barrier that it "
+        "completed, so it may still be writing shared memory when the kernel ends. Wait for every copy you "
+        "start, or do not start it (a pl.when around the copy).")),
+    WgmmaRunning: (FindingKind.WGMMA_IN_FLIGHT, lambda fault, at: (
+        f"The warpgroup ended while the wgmma {at} may still be running: nothing waited for it "
+        "(plgpu.wgmma_wait(0), or a read of its accumulator).")),
+}
+
+
 def _fault_in(*exceptions: BaseException | None) -> BaseException | None:
     """The first of our recognised faults in the exceptions and their causes."""
     for exc in exceptions:
         current, seen = exc, set()
         while current is not None and id(current) not in seen:
             seen.add(id(current))
-            if isinstance(current, (BarrierStall, BarrierRuleBroken, RaceFound, StoreNotWaited, LoadNotWaited,
-                                    WgmmaRunning, WindowBeforeStart, StrictViolation)):
+            if isinstance(current, (BarrierStall, BarrierRuleBroken, RaceFound, *AT_ONE_LINE, StrictViolation)):
                 return current
             current = current.__cause__ or current.__context__
     return None
@@ -203,32 +234,9 @@ def failure_finding(exc: BaseException, record: CaseRecord) -> Finding:
         return misuse_finding(fault.misuse)
     if isinstance(fault, RaceFound):
         return race_finding(fault.race)
-    if isinstance(fault, StoreNotWaited):
-        why = ("nothing waited for it with plgpu.wait_smem_to_gmem" if fault.committed else
-               "it was issued with commit_group=False and never committed to a group with "
-               "plgpu.commit_smem_to_gmem_group(), so no wait_smem_to_gmem waits for it")
-        return Finding(FindingKind.TMA_STORE_UNWAITED,
-                       f"The warpgroup ended while the TMA store {_at(fault.line)} was still reading shared "
-                       f"memory: {why}.", where=_lines(fault.line))
-    if isinstance(fault, WindowBeforeStart):
-        at = f"row {fault.start}" if fault.dim == 0 else f"index {fault.start} along dimension {fault.dim}"
-        return Finding(FindingKind.TMA_WINDOW,
-                       f"The TMA copy {_at(fault.line)} {'writes' if fault.into else 'reads'} a window of global "
-                       f"memory that starts before the array, at {at}. A GPU reads what lies before the start "
-                       "as zeros and drops it on the way out, so every row lands shifted (the interpreter "
-                       "cannot run it at all). Start each window at its block's first row.",
-                       where=_lines(fault.line))
-    if isinstance(fault, LoadNotWaited):
-        return Finding(FindingKind.TMA_LOAD_UNWAITED,
-                       f"The TMA copy {_at(fault.line)} was never waited for: no barrier_wait saw the phase of "
-                       "its barrier that it completed, so it may still be writing shared memory when the kernel "
-                       "ends. Wait for every copy you start, or do not start it (a pl.when around the copy).",
-                       where=_lines(fault.line))
-    if isinstance(fault, WgmmaRunning):
-        return Finding(FindingKind.WGMMA_IN_FLIGHT,
-                       f"The warpgroup ended while the wgmma {_at(fault.line)} may still be running: nothing "
-                       "waited for it (plgpu.wgmma_wait(0), or a read of its accumulator).",
-                       where=_lines(fault.line))
+    for fault_type, (kind, words) in AT_ONE_LINE.items():
+        if isinstance(fault, fault_type):
+            return Finding(kind, words(fault, _at(fault.line)), where=_lines(fault.line))  # type: ignore[attr-defined]
     cause = record.failure if record.failure is not None else exc
     where = (recorded_lines(cause, record.learner_file) or learner_frames(cause, record.learner_file)
              or learner_frames(exc, record.learner_file))

@@ -175,6 +175,12 @@ def _kernel_end(original: Callable[..., Any]) -> Callable[..., Any]:
     return kernel_thread_finished
 
 
+def wrap(owner: Any, **wrappers: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    """Replace each named attribute of one of JAX's modules or classes by its wrapper (the hooks' installs)."""
+    for name, wrapper in wrappers.items():
+        setattr(owner, name, wrapper(getattr(owner, name)))
+
+
 def reset() -> None:
     """Forget a failed kernel: the interpreter's global state and ours."""
     jax_private.gpu_callbacks().reset_gpu_interpret_mode_state()
