@@ -29,8 +29,9 @@ from dataclasses import dataclass
 RUNNING, READY, HOLDING, BLOCKED, AWAY, DONE = "running", "ready", "holding", "blocked", "away", "done"
 # A thread that never reaches its next callback (it failed outside one, through JAX's fault or ours)
 # would keep the others waiting for ever: after this long without a turn given, the run goes on
-# unscheduled instead (the puzzles' kernels give a turn every few milliseconds).
-UNSCHEDULED_AFTER_SECONDS = 10.0
+# unscheduled instead. The puzzles' kernels give a turn every few milliseconds, once each thread has
+# compiled its part of the interpreter (under a second, on the first run of a kernel).
+UNSCHEDULED_AFTER_SECONDS = 20.0
 
 
 def _rank(thread: Hashable) -> tuple[int, int, int]:
