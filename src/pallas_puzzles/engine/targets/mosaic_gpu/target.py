@@ -85,6 +85,7 @@ class MosaicGpuTarget(Target):
                     refused = cuda_lowering.check(entry, args, record)
                 except Exception as exc:  # the learner's code failed while it was traced
                     return case.done(False, faults.failure_finding(exc, record))
+                refused = _outside_kernel(case, entry, record) or refused
                 if refused is not None:
                     return case.done(False, refused)
                 active.interpreting = True
@@ -147,6 +148,7 @@ class MosaicGpuDevice(Target):
                 return case.done(False, faults.failure_finding(exc, record))
             finally:
                 active.record = None
+            refused = _outside_kernel(case, entry, record) or refused
             if refused is not None:
                 return case.done(False, refused)
             try:
@@ -154,6 +156,21 @@ class MosaicGpuDevice(Target):
             except Exception as exc:
                 return case.done(False, faults.failure_finding(exc, record))
         return _verdict(case, got, expected, record)
+
+
+def _outside_kernel(case: Case, entry: Callable[..., Any], record: CaseRecord) -> Finding | None:
+    """The answer comes from the kernel: the launcher traced for the lowering, judged (engine/integrity)."""
+    from pallas_puzzles.engine.integrity import answers
+    from pallas_puzzles.engine.integrity.verdict import Kernel, judge_jaxpr
+    from pallas_puzzles.engine.learner_lines import source_of
+
+    if record.launcher is None:
+        return None
+    inputs, expected, _ = case.data()
+    kernels = [Kernel(launch.body.function if launch.body else "kernel", launch.body, launch.line)
+               for launch in record.launches]
+    return judge_jaxpr(record.launcher, answers.rules(case.puzzle, inputs, expected), record.learner_file, kernels,
+                       source_of(entry))
 
 
 def _verdict(case: Case, got: Any, expected: Any, record: CaseRecord) -> CaseResult:
