@@ -3,8 +3,10 @@
 The course's specs, inputs and expected outputs live in the checker's process and files. A file
 that imports pallas_puzzles (other than `check_file` under `if __name__ == "__main__":`, which
 the checker never runs), reaches modules by name, or walks the call stack or the garbage
-collector's objects could read them. Such a line is refused before anything runs, named in one
-finding. (Reading the course's files while running is caught by guard.py.)
+collector's objects could read them; one that asks whether its arrays are tracers could show the
+checker's trace (engine/integrity) another launcher than the one that runs. Such a line is refused
+before anything runs, named in one finding. (Reading the course's files while running is caught by
+guard.py.)
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ STACK = frozenset({"_getframe", "currentframe", "f_back", "f_locals", "f_globals
                    "get_referents", "get_objects"})
 STACK_OWNERS = frozenset({"sys", "inspect", "gc", "traceback"})  # `stack`, `trace` only count on these
 BY_NAME = frozenset({"importlib", "__import__"})
+TRACER = "Tracer"  # a launcher that behaves one way when traced and another when run hides what it computes
 
 
 def _main_guard(node: ast.stmt) -> bool:
@@ -57,6 +60,9 @@ def _reach(node: ast.AST, docstrings: set[int]) -> str | None:
             return f"imports {name}, which imports modules by name (the checker's among them)"
     if isinstance(node, ast.Name) and node.id in BY_NAME:
         return f"uses {node.id}, which imports modules by name (the checker's among them)"
+    if (isinstance(node, ast.Name) and node.id == TRACER) or (isinstance(node, ast.Attribute) and node.attr == TRACER):
+        return ("tells a traced launcher from a running one (Tracer): the checker both traces and runs the "
+                "launcher, and they must do the same")
     if isinstance(node, ast.Attribute):
         owner = node.value.id if isinstance(node.value, ast.Name) else ""
         if node.attr == "modules" and owner == "sys":

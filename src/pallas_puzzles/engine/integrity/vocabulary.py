@@ -10,7 +10,7 @@ from __future__ import annotations
 
 # No element changes, nor does its order: the same bytes seen another way.
 VIEWS = frozenset({
-    "reshape", "squeeze", "expand_dims", "copy", "copy_p", "device_put", "optimization_barrier",
+    "reshape", "squeeze", "copy", "device_put", "optimization_barrier",
     "sharding_constraint", "mesh_cast", "reshard", "pvary", "join",
 })
 # Elements moved, repeated, selected or padded, never changed (casts are judged on their own).

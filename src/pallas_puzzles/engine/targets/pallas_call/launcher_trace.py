@@ -24,6 +24,7 @@ from pallas_puzzles.engine.learner_lines import source_of
 from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.intercept.patch import StandIn
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession, session_scope
+from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 
 
@@ -42,6 +43,8 @@ class LauncherTrace:
     graph: Graph | None
     session: StrictSession
     failure: BaseException | None = None
+    inputs: tuple[Value, ...] = ()  # the launcher's arguments, as the graph holds them
+    entry: Callable[..., Any] | None = None
 
 
 def trace(entry: Callable[..., Any], inputs: Sequence[np.ndarray], names: Sequence[str],
@@ -57,10 +60,10 @@ def trace(entry: Callable[..., Any], inputs: Sequence[np.ndarray], names: Sequen
         with session_scope(session), contextlib.redirect_stdout(io.StringIO()):
             closed = jax.make_jaxpr(lambda *args: entry(*args))(*shapes)  # a new function: no cached trace
     except Exception as exc:
-        return LauncherTrace(None, session, exc)
+        return LauncherTrace(None, session, exc, entry=entry)
     reader = Reader(learner_file, stand_in_name, [r.kernel_name for r in session.calls])
     args = [Value("input", nbytes(v.aval), name=name) for v, name in zip(closed.jaxpr.invars, names)]
-    return LauncherTrace(reader.read(closed.jaxpr, args), session)
+    return LauncherTrace(reader.read(closed.jaxpr, args), session, inputs=tuple(args), entry=entry)
 
 
 def integrity(traced: LauncherTrace, entry: Callable[..., Any], puzzle: Puzzle, inputs: Sequence[np.ndarray],
@@ -74,6 +77,37 @@ def integrity(traced: LauncherTrace, entry: Callable[..., Any], puzzle: Puzzle, 
         return untraceable(traced.failure, learner_file)
     return judge_graph(traced.graph, answers.rules(puzzle, inputs, expected), learner_file, _kernels(run),
                        source_of(entry))
+
+
+def unlike_the_run(traced: LauncherTrace, run: StrictSession, inputs: Sequence[np.ndarray]) -> Finding | None:
+    """A launcher whose trace hands a kernel one of its inputs as it is, while the run handed that kernel other
+    values: it computes only when its arrays hold values, where the trace cannot see it."""
+    if traced.graph is None:
+        return None
+    if len(run.calls) != traced.graph.kernels:
+        if len(traced.session.calls) == traced.graph.kernels:  # the trace ran all of the launcher's code again
+            return Finding(FindingKind.OUTSIDE_KERNEL, f"Your launcher calls {len(run.calls)} kernel(s) when it runs "
+                           f"but {traced.graph.kernels} when it is traced: it does something else once the values "
+                           "of its arrays are known. A launcher must do the same under jax.jit as when it runs.",
+                           where=tuple(x for x in (source_of(traced.entry),) if x is not None))
+        return None  # a jitted launcher found in jax's cache by the run: its calls cannot be paired
+    position = {id(value): n for n, value in enumerate(traced.inputs)}
+    given: dict[int, list[Value]] = {}
+    for value, call in traced.graph.operands:
+        given.setdefault(call, []).append(value)
+    for call, values in given.items():
+        operands = run.calls[call].operands
+        for k, value in enumerate(values):
+            n = position.get(id(value))
+            if n is None or k >= len(operands) or operands[k] is None:
+                continue
+            if not np.array_equal(np.asarray(operands[k]), inputs[n]):
+                return Finding(FindingKind.OUTSIDE_KERNEL, f"Your launcher hands kernel call {call + 1} other values "
+                               f"when it runs than when it is traced (its operand {k + 1}, {value.name} as it is): "
+                               "it computes on the values only when they are known. A launcher must do the same "
+                               "under jax.jit as when it runs; compute in the kernel.",
+                               where=tuple(x for x in (run.calls[call].call_line,) if x is not None))
+    return None
 
 
 def judge_traced(jaxpr: Any, puzzle: Puzzle, inputs: Sequence[Any], expected: Any, run: StrictSession,

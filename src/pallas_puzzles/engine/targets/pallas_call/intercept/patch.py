@@ -42,6 +42,7 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
         import jax
 
         record = call_reader.describe(kernel, kwargs, operands, out_shape, session.learner_file)
+        record.operands = tuple(None if isinstance(o, jax.core.Tracer) else o for o in operands)
         session.calls.append(record)
         if session.tpu_block_rules:
             tpu_blocks.check(record)
