@@ -9,11 +9,13 @@ before it is its `step`, whose line (and those of the computations it builds on)
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from pallas_puzzles.engine.integrity.vocabulary import CAST, INDEX_OPERANDS, LAYOUT
+from pallas_puzzles.engine.integrity.vocabulary import CAST, INDEX_OPERANDS, LAYOUT, REORDERS
 from pallas_puzzles.engine.launcher_graph import Value
 
 
@@ -35,7 +37,13 @@ class Rules:
 
     dtypes: frozenset[str] = frozenset()  # casts to these are layout (the puzzle's own dtypes)
     allowed: frozenset[str] = frozenset()  # computing operations allowed on kernel outputs (`launcher_ops`)
-    reorders: frozenset[str] = frozenset()  # layout that is this puzzle's answer itself (answers.py)
+    # The layout that is this puzzle's answer itself (answers.py), worked out only when a launcher rearranges
+    # its data that way: most never do, and the spec then need not be traced.
+    answer_layout: Callable[[], frozenset[str]] = frozenset
+
+    @functools.cached_property
+    def reorders(self) -> frozenset[str]:
+        return self.answer_layout()
 
 
 def _union(origins: list[Origin], step: Value | None) -> Origin:
@@ -106,7 +114,8 @@ class Origins:
         if primitive == CAST:
             return _union(moved, earlier) if _cast_target(value) in self.rules.dtypes else computed
         if primitive in LAYOUT or primitive == "join":
-            return computed if primitive in self.rules.reorders else _union(moved, earlier)
+            answer = primitive in REORDERS and primitive in self.rules.reorders
+            return computed if answer else _union(moved, earlier)
         if primitive in self.rules.allowed and all(o.kernel and not o.foreign for o in moved if o.data):
             return _union([o for o in moved if o.data], earlier)  # the course's combine of kernel outputs
         return computed

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas_puzzles.engine.integrity.origin import Origins, Rules
-from pallas_puzzles.engine.integrity.vocabulary import words
+from pallas_puzzles.engine.integrity.vocabulary import REORDERS, words
 from pallas_puzzles.engine.launcher_graph import Graph, KernelOf, Reader, Value, nbytes
 from pallas_puzzles.engine.learner_lines import learner_frames, same_file
 from pallas_puzzles.findings import FindingKind
@@ -61,7 +61,7 @@ def _step_finding(step: Value, origins: Origins, before: int | None, kernels: in
                   launcher: SourceLine | None) -> Finding:
     what = words(step.primitive)
     at, where = _at(step, origins)
-    if step.primitive in origins.rules.reorders:
+    if step.primitive in REORDERS and step.primitive in origins.rules.reorders:
         message = (f"Your launcher rearranges the data itself ({what}{at}): in this puzzle that rearrangement is "
                    "the answer, so the kernel must do it (its BlockSpecs, index_maps and stores place every "
                    "element). Pass the inputs to the kernel as they are.")
