@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pallas_puzzles.engine.file_faults import first_line
 from pallas_puzzles.engine.integrity.origin import Origins, Rules
 from pallas_puzzles.engine.integrity.vocabulary import REORDERS, words
 from pallas_puzzles.engine.launcher_graph import Graph, KernelOf, Reader, Value, nbytes
@@ -142,16 +143,19 @@ def judge_jaxpr(jaxpr: Any, rules: Rules, learner_file: str, kernels: Sequence[K
 
 
 def untraceable(exc: BaseException, learner_file: str) -> Finding | None:
-    """A launcher that could not be traced because it needs its inputs' values on the host; None for
-    another failure (not a verdict: the run already judged the launcher)."""
-    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
-    if not names & set(_NEEDS_VALUES):
-        return None
+    """A launcher that ran but could not be traced at its own line: it needs its inputs' values on the host, or
+    does something else when traced; None when the trace failed in no learner line (not a verdict: the run
+    already judged the launcher)."""
     where = learner_frames(exc, learner_file)
     if not where:
         return None
-    return Finding(KIND, f"Your launcher needs the values of its inputs on the host at line {where[-1].line}: it "
-                   "turns an array into numpy or a Python number (np.asarray, float(), an `if` on its values). A "
-                   "launcher only arranges arrays for its kernels, and must work on arrays whose values are not "
-                   "known yet (as under jax.jit): compute with the values inside the kernel.",
-                   where=where[-1:])
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
+    if names & set(_NEEDS_VALUES):
+        message = (f"Your launcher needs the values of its inputs on the host at line {where[-1].line}: it turns an "
+                   "array into numpy or a Python number (np.asarray, float(), an `if` on its values).")
+    else:
+        message = (f"Your launcher runs, but fails when it is traced (as under jax.jit) at line {where[-1].line}: "
+                   f"{type(exc).__name__}: {first_line(str(exc))}.")
+    return Finding(KIND, message + " A launcher only arranges arrays for its kernels, and must work on arrays "
+                   "whose values are not known yet: compute with the values inside the kernel.", where=where[-1:],
+                   detail=str(exc))
