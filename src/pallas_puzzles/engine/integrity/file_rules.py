@@ -12,6 +12,8 @@ guard.py.)
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Callable
 
 from pallas_puzzles.engine.learner_lines import make_line
 from pallas_puzzles.findings import FindingKind
@@ -45,7 +47,7 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return found
 
 
-def _reach(node: ast.AST, docstrings: set[int]) -> str | None:
+def _reach(node: ast.AST, docstrings: Callable[[], set[int]]) -> str | None:
     """What this node does to reach the checker, in the learner's words; None when nothing."""
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
@@ -69,15 +71,15 @@ def _reach(node: ast.AST, docstrings: set[int]) -> str | None:
             return "reads sys.modules, the modules already loaded (the checker's among them)"
         if node.attr in STACK and (node.attr not in ("stack", "trace") or owner in STACK_OWNERS):
             return f"looks into the call stack or the live objects ({node.attr}), where the checker keeps the answer"
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
-            and node.value.startswith(PACKAGE):
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(PACKAGE) \
+            and id(node) not in docstrings():
         return f"names the checker's package ('{node.value[:40]}')"
     return None
 
 
 def scan(tree: ast.Module, filename: str) -> Finding | None:
     """The first line of the parsed file that reaches into the checker; None when there is none."""
-    docstrings = _docstrings(tree)
+    docstrings = functools.cache(lambda: _docstrings(tree))  # read only if a string names the package
     for statement in tree.body:
         if _main_guard(statement):
             continue
