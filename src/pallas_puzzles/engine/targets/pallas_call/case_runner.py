@@ -109,7 +109,7 @@ def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_c
     # One trace of the launcher: where its answer comes from (before the numbers: an answer XLA computed is
     # no answer, right or wrong), then what it moves around the kernels.
     traced = launcher_trace.trace(entry, inputs, [item.name for item in case.puzzle.inputs], session)
-    outside = (launcher_trace.integrity(traced, entry, case.puzzle, inputs, expected, session)
+    outside = (launcher_trace.integrity(traced, case.puzzle, inputs, expected, session)
                or launcher_trace.unlike_the_run(traced, session, inputs))
     if outside is not None:
         return finish(case, session, False, outside, mismatch=mismatch)

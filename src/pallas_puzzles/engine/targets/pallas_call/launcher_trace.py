@@ -44,7 +44,7 @@ class LauncherTrace:
     session: StrictSession
     failure: BaseException | None = None
     inputs: tuple[Value, ...] = ()  # the launcher's arguments, as the graph holds them
-    entry: Callable[..., Any] | None = None
+    entry: Callable[..., Any] | None = None  # the launcher traced
 
 
 def trace(entry: Callable[..., Any], inputs: Sequence[np.ndarray], names: Sequence[str],
@@ -66,8 +66,8 @@ def trace(entry: Callable[..., Any], inputs: Sequence[np.ndarray], names: Sequen
     return LauncherTrace(reader.read(closed.jaxpr, args), session, inputs=tuple(args), entry=entry)
 
 
-def integrity(traced: LauncherTrace, entry: Callable[..., Any], puzzle: Puzzle, inputs: Sequence[np.ndarray],
-              expected: np.ndarray, run: StrictSession) -> Finding | None:
+def integrity(traced: LauncherTrace, puzzle: Puzzle, inputs: Sequence[np.ndarray], expected: np.ndarray,
+              run: StrictSession) -> Finding | None:
     """Does every element of the case's answer come from the learner's kernels? (engine/integrity) `run`: the
     session of the case's run, whose records name every kernel it called (a trace may find a jitted launcher's
     calls in jax's cache and record none)."""
@@ -76,7 +76,7 @@ def integrity(traced: LauncherTrace, entry: Callable[..., Any], puzzle: Puzzle, 
         assert traced.failure is not None
         return untraceable(traced.failure, learner_file)
     return judge_graph(traced.graph, answers.rules(puzzle, inputs, expected), learner_file, _kernels(run),
-                       source_of(entry))
+                       source_of(traced.entry))
 
 
 def unlike_the_run(traced: LauncherTrace, run: StrictSession, inputs: Sequence[np.ndarray]) -> Finding | None:
