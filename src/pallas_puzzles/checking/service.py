@@ -77,14 +77,15 @@ def _refusals(jobs: Sequence[Job], indices: list[int], backend: Backend | None, 
 def _answer(jobs: Sequence[Job], indices: list[int], requested: str, mode: Mode, options: Options,
             dispatch: Dispatcher, pools: _OnePool) -> None:
     """Every job of one backend request and mode: refused, stored or checked."""
-    refused = _refusals(jobs, indices, None, mode, options)  # a jax too old: said before any checker starts
-    left = [i for i in indices if i not in refused]
+    # What can be refused before any checker starts is: a jax too old for every backend the puzzle
+    # declares, or, where the backend is known beforehand, anything about it.
     backend = known_backend(requested, mode)
-    if backend is None and left:
+    refused = _refusals(jobs, indices, backend, mode, options)
+    if backend is None and (left := [i for i in indices if i not in refused]):
         target, first = next(iter(_by_target(jobs, left).items()))
         backend = pools.open(requested, mode, target, len(first)).backend
-    if backend is not None:
         refused |= _refusals(jobs, left, backend, mode, options)
+    if backend is not None:
         dispatch.resolved(backend, mode)
     cache = ResultCache(options.workspace, requested, mode, options.fail_fast) if options.workspace else None
     keys: dict[int, str | None] = {}
