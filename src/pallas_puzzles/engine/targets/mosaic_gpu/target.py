@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
+from pallas_puzzles.engine.targets.timing import timed
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 
@@ -155,7 +156,7 @@ class MosaicGpuDevice(Target):
                 got = jax.block_until_ready(entry(*args))
             except Exception as exc:
                 return case.done(False, faults.failure_finding(exc, record))
-        return _verdict(case, got, expected, record)
+        return timed(case, entry, _verdict(case, got, expected, record))
 
 
 def _verdict(case: Case, got: Any, expected: Any, record: CaseRecord) -> CaseResult:
