@@ -228,7 +228,9 @@ class Summary:
                   f"{agreement(i, d)} |" for p, _, example, i, d in self.comparisons() if example is not None] \
             or ["| — | — | — | — | — |"]
         lines += ["", "## Skipped", ""]
-        lines += [f"- {name}: {message}" for name, message in sorted(self.skipped)] or ["- none"]
+        order = {p["name"]: n for n, p in enumerate(self.puzzles)}
+        skipped = sorted(self.skipped, key=lambda s: (order.get(s[0], 0), s))
+        lines += [f"- {name}: {message}" for name, message in skipped] or ["- none"]
         lines += ["", "## Steps", "", "| step | exit (expected) | seconds | note |", "|---|---|---|---|"]
         lines += [f"| {s['name']} | {s['exit']} ({s['expected']}) | {s['seconds']} | {s['note']} |"
                   for s in self.results["steps"]]
