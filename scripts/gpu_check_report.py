@@ -169,7 +169,8 @@ class Summary:
         found = len(self.disagreements())
         return (f"GPU check, {where}: {len(self.puzzles)} puzzles in {self.results['seconds']} s; "
                 f"{found} disagreement{'s' if found != 1 else ''}, {len(self.problems)} dev check problem"
-                f"{'s' if len(self.problems) != 1 else ''}; {'all steps ran' if self.steps_ok() else 'a step failed'}.")
+                f"{'s' if len(self.problems) != 1 else ''}; "
+                f"{'all steps ran' if self.steps_ok() else 'a step failed or ran out of time'}.")
 
     def _device(self) -> str:
         gpus = self.results.get("environment", {}).get("gpus") or ["no GPU"]
