@@ -57,3 +57,12 @@ def test_only_a_passing_case_on_an_accelerator_that_asked_for_a_time_gets_one():
     assert timed(_case(INTERPRET, 3), _plus_ten, passed).measured_seconds is None
     failed = dataclasses.replace(passed, passed=False)
     assert timed(_case(CPU_AS_ACCELERATOR, 3), _plus_ten, failed).measured_seconds is None
+
+
+def test_the_interpreter_is_asked_for_times_and_measures_nothing():
+    """perf asks every check for times; on the interpreter a time would measure the interpreter, so none is given."""
+    from pallas_puzzles.engine.checker import check_puzzle
+
+    result = check_puzzle(PUZZLE, PUZZLE.solution_path, INTERPRET, timed_runs=3)
+    assert result.passed and result.cases
+    assert all(case.measured_seconds is None for case in result.cases)
