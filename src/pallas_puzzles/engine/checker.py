@@ -116,17 +116,18 @@ def _target(name: str) -> Target:
 
 
 def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode = Mode.RUN,
-                 fail_fast: bool = True, target: Target | None = None) -> CheckResult:
+                 fail_fast: bool = True, target: Target | None = None, timed_runs: int = 0) -> CheckResult:
     """Check a learner's file for one puzzle on one backend (or only lower it for a TPU).
 
     `target` is the started target this process checks with; by default the one that runs the
-    puzzle's chapter on `backend` in `mode`, started here (tests and scripts).
+    puzzle's chapter on `backend` in `mode`, started here (tests and scripts). `timed_runs`: on an
+    accelerator, also time each passing case over that many compiled calls.
     """
     def load_and_run(result: CheckResult) -> None:
         entry = _load(result, puzzle, learner_file)
         if entry is not None:
             started = target or _target(targets.partner_name(puzzle.target, backend, mode) or puzzle.target)
-            _run_cases(result, puzzle, entry, learner_file, backend, started, fail_fast)
+            _run_cases(result, puzzle, entry, learner_file, backend, started, fail_fast, timed_runs)
 
     return _checked(puzzle, learner_file, backend, mode, load_and_run)
 
@@ -154,10 +155,10 @@ def _checked(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode,
 
 
 def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Path, backend: Backend,
-               target: Target, fail_fast: bool) -> None:
+               target: Target, fail_fast: bool, timed_runs: int = 0) -> None:
     cases = puzzle.cases_for(backend)
     for index, sizes in enumerate(cases):
-        case = target.run_case(Case(puzzle, index, sizes, learner_file, backend), entry)
+        case = target.run_case(Case(puzzle, index, sizes, learner_file, backend, timed_runs), entry)
         result.cases.append(case)
         if not case.passed and fail_fast:
             result.skipped_cases = len(cases) - index - 1
