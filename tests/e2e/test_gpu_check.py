@@ -18,8 +18,17 @@ from pathlib import Path
 from helpers import REPO
 
 from pallas_puzzles import versions
+from pallas_puzzles.course import reader
+from pallas_puzzles.dev import examples
 
 INTERPRETS_THE_GPU_CHAPTER = versions.parse(versions.installed_jax() or "0") >= (0, 12)
+
+
+def _examples_of(puzzle: str) -> int:
+    """How many worked examples (mistakes and correct alternatives) the built-in course has for `puzzle`."""
+    folder = reader.builtin_folder()
+    return sum(e.puzzle == puzzle for file in (examples.MISTAKES, examples.CORRECT)
+               for e in examples.load(folder, file))
 
 
 def test_the_dry_run_checks_each_puzzle_and_writes_a_line_for_it(tmp_path: Path):
@@ -40,8 +49,10 @@ def test_the_dry_run_checks_each_puzzle_and_writes_a_line_for_it(tmp_path: Path)
     assert "0 disagreements, 0 dev check problems; all steps ran." in summary
     rows = [line for line in summary.splitlines() if line.startswith("| 1 |") or line.startswith("| 37 |")]
     assert len(rows) == 2, summary
+    examples = _examples_of("constant_add")
+    assert examples >= 2, "the course has a mistake and a correct alternative for puzzle 1"
     assert rows[0].startswith("| 1 | constant_add | pass | pass | fail (mismatch-unwritten) / "
-                              "fail (mismatch-unwritten) | 1 agree | — |")
+                              f"fail (mismatch-unwritten) | {examples} agree | — |"), rows[0]
     if INTERPRETS_THE_GPU_CHAPTER:
         assert rows[1].startswith("| 37 | tma_copy | pass | pass | fail (mismatch-unwritten) / ")
         assert "agree" in rows[1] and "DISAGREE" not in summary
