@@ -236,3 +236,28 @@ def test_a_layout_search_that_cannot_succeed_is_refused_in_seconds(tmp_path: Pat
     assert time.perf_counter() - started < 15.0
     assert result.kind is FindingKind.GPU_LOWERING
     assert "8-row tiles" in result.first_failure.finding.explanation
+
+
+def _verdict_of(result) -> tuple:
+    """What a learner reads of a check: pass or fail, the kind, the case, the message, the lines named."""
+    case = result.first_failure
+    findings = result.findings or (case.findings if case is not None else ())
+    return (result.passed, result.kind, case.label if case is not None else None,
+            tuple((f.message, tuple((line.line, line.text) for line in f.where)) for f in findings),
+            repr(case.mismatch) if case is not None else None)
+
+
+@pytest.mark.parametrize("name", ["tma_double_buffer", "warp_specialized"])
+def test_the_same_file_gets_the_same_verdict_every_time(name: str, tmp_path: Path):
+    """Issue 31: the solution and every mistake of a one-warpgroup and a two-warpgroup puzzle, checked three
+    times, read the same each time (the schedules are seeded by the case, not left to the operating system)."""
+    puzzle = COURSE.find(name)
+    skip_if_jax_too_old(puzzle)
+    mistakes = [m for m in MISTAKES if m.puzzle == name]
+    assert mistakes, f"{name} has no mistakes to repeat"
+    files = {"solution": puzzle.solution_path}
+    files.update({m.name: build_mistake(m, tmp_path) for m in mistakes})
+    for label, path in files.items():
+        verdicts = {_verdict_of(check_puzzle(puzzle, path, INTERPRET)) for _ in range(3)}
+        assert len(verdicts) == 1, (label, verdicts)
+        assert next(iter(verdicts))[0] is (label == "solution"), label
