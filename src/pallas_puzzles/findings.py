@@ -80,6 +80,16 @@ class FindingKind(Enum):
     GPU_LOWERING = "gpu-lowering"
     GPU_PROGRAM_ID = "gpu-program-id"
     WGMMA_IN_FLIGHT = "wgmma-in-flight"
+    # The TPU of today (issue 34): kernels over a TensorCore mesh, aliases, run-time grids, random numbers.
+    HBM_COMPUTE = "hbm-compute"
+    CORE_COUNT = "core-count"
+    CORE_BARRIER = "core-barrier"
+    NOT_IN_PLACE = "not-in-place"
+    STATIC_GRID = "static-grid"
+    SAME_RANDOM_BLOCKS = "same-random-blocks"
+    SEED_IGNORED = "seed-ignored"
+    KEEP_RATE = "keep-rate"
+    HARDWARE_PRNG = "hardware-prng"
 
     @property
     def id(self) -> str:

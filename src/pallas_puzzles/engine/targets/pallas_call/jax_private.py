@@ -32,6 +32,7 @@ RACE_DETECTION = "jax._src.pallas.mosaic.interpret.race_detection_state"
 INTERPRET_UTILS = "jax._src.pallas.mosaic.interpret.utils"
 TPU_LOWERING = "jax._src.pallas.mosaic.lowering"
 PALLAS_CALL = "jax._src.pallas.pallas_call"
+MPMD = "jax._src.pallas.mpmd"  # pl.kernel's primitive (mpmd_map) and its lowering on a CPU
 CALLBACK = "jax._src.callback"  # also the name of the logger JAX reports failed io_callbacks to
 CORE = "jax._src.core"
 MLIR = "jax._src.interpreters.mlir"
@@ -54,6 +55,11 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(CORE, "stage_p.impl", use="patched"),
     *names(MLIR, "make_ir_context", use="patched"),
     *names(MLIR, "_create_ir_context", on=("0.12.0.1",)),  # jax 0.10 makes every context afresh
+    # eager_cores.py: pl.kernel's calls and each core's loop, op by op
+    *names(MPMD, "mpmd_map_p.impl", use="patched"),
+    *names(MPMD, "_mpmd_map_fallback_lowering"),
+    *names(PALLAS_CALL, "_pallas_call_lowering", use="patched"),
+    *names(INTERPRETER, "thread_map", use="patched"),
     # host_ops.py, weak_values.py: values numpy may take, JAX's weakly typed host literal
     *names(ARRAY, "ArrayImpl"),
     *names(LITERALS, "TypedNdArray"),
@@ -80,7 +86,7 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(INTERPRET_UTILS, "to_range", "get_uninitialized_value", use="patched"),
     *names(INDEXING, "NDIndexer.from_indices_shape", use="patched"),
     # tpu_blocks.py restates Mosaic's block-shape rules
-    *names(TPU_LOWERING, "_check_block_mappings", use="mirrored"),
+    *names(TPU_LOWERING, "_check_block_mappings", "lower_jaxpr_into_pipelined_module", use="mirrored"),
     # tpu_interpret.py
     *names(GPU_INTERPRETER, use="blocked"),
 ))
@@ -109,6 +115,11 @@ def interpret_utils() -> ModuleType:
 def pallas_call() -> ModuleType:
     """Pallas's pallas_call module: pallas_call_p, whose impl eager.py redefines."""
     return load(PALLAS_CALL)
+
+
+def mpmd() -> ModuleType:
+    """Pallas's mpmd module: mpmd_map_p (what pl.kernel binds), whose impl eager_cores.py redefines."""
+    return load(MPMD)
 
 
 def callback() -> ModuleType:

@@ -54,8 +54,8 @@ class _Value:
 
 def _nbytes(aval: Any) -> int:
     shape = tuple(getattr(aval, "shape", ()))
-    dtype = np.dtype(getattr(aval, "dtype", np.float32))
-    return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    dtype = getattr(aval, "dtype", None)  # a numpy dtype, or one of JAX's own (a PRNG key's: 8 bytes)
+    return int(np.prod(shape, dtype=np.int64)) * (int(dtype.itemsize) if dtype is not None else 4)
 
 
 def _sub_jaxpr(eqn: Any) -> Any:

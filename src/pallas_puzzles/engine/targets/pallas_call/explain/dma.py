@@ -21,6 +21,8 @@ from pallas_puzzles.engine.learner_lines import (
     tracebacks,
 )
 from pallas_puzzles.engine.targets.pallas_call.explain import copies
+from pallas_puzzles.engine.targets.pallas_call.explain import cores as core_races
+from pallas_puzzles.engine.targets.pallas_call.intercept import core_waits
 from pallas_puzzles.engine.targets.pallas_call.intercept.dma_watch import (
     DMA_ID_START,
     STALL_SECONDS,
@@ -107,7 +109,7 @@ def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
     accesses = [m.groups() for m in map(_ACCESS.match, text.splitlines()) if m]
     lines = [(kind, space, int(who) >= DMA_ID_START, _access_line(frame, session.learner_file))
              for kind, space, who, _core, frame in accesses]
-    known = _from_ledger(accesses, lines, session, text)
+    known = _from_ledger(accesses, lines, session, text) or core_races.race(accesses, session, text)
     if known is not None:
         return known
     where = tuple(line for *_, line in lines if line is not None)
@@ -147,6 +149,9 @@ def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
     late = copies.first_overtaken(session.calls[-1].ledger) if session.calls else None
     if late is not None:  # the wait that stalls lost its bytes to an earlier wait: name that
         return copies.overtaken(late, session.learner_file, None, True, str(stall))
+    if stall.cores:  # every core of the kernel is stuck: say what each one does
+        return Finding(FindingKind.SEMAPHORE_STALL, core_waits.sentence(stall.cores, stall.of, session.learner_file),
+                       where=core_waits.lines(stall.cores, session.learner_file) or _kernel_line(session))
     where = recorded_lines(stall, session.learner_file) or learner_frames(stall, session.learner_file)
     where = where or _kernel_line(session)
     after = f", so the check stopped it after {STALL_SECONDS:g} s" if session.cores > 1 else ""

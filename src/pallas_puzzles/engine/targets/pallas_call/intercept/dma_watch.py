@@ -30,7 +30,7 @@ from typing import Any
 from pallas_puzzles.engine.learner_lines import learner_call_site
 from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.explain import lowering
-from pallas_puzzles.engine.targets.pallas_call.intercept import dma_ledger
+from pallas_puzzles.engine.targets.pallas_call.intercept import core_waits, dma_ledger, eager_cores
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, active
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -58,9 +58,11 @@ def mode_for_case(index: int) -> str:
 class SemaphoreStall(RuntimeError):
     """A wait that nothing can end: no copy pending on the semaphore, its count unchanged."""
 
-    def __init__(self, waited_for: int, count: int, is_dma: bool, seconds: float) -> None:
+    def __init__(self, waited_for: int, count: int, is_dma: bool, seconds: float,
+                 cores: tuple[core_waits.CoreWait, ...] = (), of: int = 0) -> None:
         super().__init__(f"semaphore wait for {waited_for} with count {count} stalled for {seconds:.1f} s")
         self.waited_for, self.count, self.is_dma = waited_for, count, is_dma
+        self.cores, self.of = cores, of  # on several cores: every running core's stuck wait, of `of` cores
 
 
 @dataclass
@@ -71,6 +73,8 @@ class _Wait:
     is_dma: bool
     count: int
     since: float
+    where: Any = None  # JAX's record of the waiting line (a SourceInfo), when the interpreter gives one
+    seen: Any = None  # the stuck picture of the cores at the last look (core_waits)
 
 
 _waits: dict[int, _Wait] = {}  # thread ident -> the wait that thread is in
@@ -80,8 +84,13 @@ def _watch_wait(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
         core = int(global_core_id)
+        where = getattr(kwargs.get("logging_info"), "source_info", None)
+        if where is None and active.session is not None:  # a semaphore_wait, run eagerly inside its line's context
+            from jax.extend import source_info_util
+
+            where = source_info_util.current()
         _waits[threading.get_ident()] = _Wait(self, int(value), core, bool(kwargs.get("has_tasks", False)),
-                                              int(self.count_by_core[core]), time.monotonic())
+                                              int(self.count_by_core[core]), time.monotonic(), where)
         try:
             return original(self, value, global_core_id, *args, **kwargs)
         finally:
@@ -99,6 +108,13 @@ def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
             return
         count = int(waiting.semaphore.count_by_core[waiting.core])
         now = time.monotonic()
+        cores = eager_cores.running_cores() if active.session.cores > 1 else None
+        if cores is not None:  # every core still running waits, and nothing can end a wait: twice in a row
+            stuck = core_waits.stuck((_core_wait(w) for w in list(_waits.values())), cores[1])
+            seen, waiting.seen = waiting.seen, core_waits.picture(stuck) if stuck else None
+            if stuck and seen == waiting.seen:
+                raise SemaphoreStall(waiting.value, count, waiting.is_dma, now - waiting.since, stuck, len(cores[0]))
+            return
         # With one core nothing runs beside the wait: no copy pending on the semaphore means no signal can come.
         limit = STALL_SECONDS if active.session.cores > 1 else 0.0
         if count != waiting.count or waiting.semaphore.tasks[waiting.core] or count >= waiting.value:
@@ -107,6 +123,12 @@ def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
             raise SemaphoreStall(waiting.value, count, waiting.is_dma, now - waiting.since)
 
     return check_failed
+
+
+def _core_wait(wait: _Wait) -> core_waits.CoreWait:
+    semaphore, core = wait.semaphore, wait.core
+    return core_waits.CoreWait(core, wait.value, int(semaphore.count_by_core[core]), bool(semaphore.tasks[core]),
+                               wait.where)
 
 
 def _raise_race(*parts: Any, **_: Any) -> None:
@@ -207,6 +229,9 @@ def _as_if_on_a_tpu(original: Callable[..., Any]) -> Callable[..., Any]:
 
         @functools.wraps(pipeline)
         def run(*refs: Any, **run_kwargs: Any) -> Any:
+            line = learner_call_site(session.learner_file)
+            if session.calls and line is not None:
+                session.calls[-1].pipelines.append(line)
             with lowering.target_tpu():
                 return pipeline(*refs, **run_kwargs)
 

@@ -63,6 +63,7 @@ class BlockInfo:
     covered: np.ndarray | None = None  # outputs: elements some grid point's block covers
     dtype: str = ""
     block_indices: list[tuple[int, ...]] | None = None  # per grid step, in grid order, once evaluated
+    pipeline_mode: Any = None  # the BlockSpec's pipeline_mode (pl.Buffered(n)), if it asks for one
 
 
 @dataclass
@@ -89,6 +90,10 @@ class CallRecord:
     scratch: list[ScratchInfo] = field(default_factory=list)
     ledger: Ledger = field(default_factory=Ledger)  # the manual copies the kernel started (dma_ledger)
     results: tuple[Any, ...] = ()  # the call's outputs as it returned them (arrays; empty under a trace)
+    # Where the kernel runs inner pipelines (pltpu.emit_pipeline): the copies Pallas starts for them are
+    # traced too deep in Pallas for JAX to record the learner's line, so findings name these.
+    pipelines: list[SourceLine] = field(default_factory=list)
+    aliases: dict[int, int] = field(default_factory=dict)  # input_output_aliases: operand index -> output index
 
     def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
         """The lines to quote for a fault in one operand: its index_map, then the call."""
