@@ -30,6 +30,7 @@ INTERPRETER = "jax._src.pallas.mosaic.interpret.interpret_pallas_call"  # the TP
 SHARED_MEMORY = "jax._src.pallas.mosaic.interpret.shared_memory"  # its buffers and semaphores
 RACE_DETECTION = "jax._src.pallas.mosaic.interpret.race_detection_state"
 INTERPRET_UTILS = "jax._src.pallas.mosaic.interpret.utils"
+THREAD_MAP = "jax._src.pallas.mosaic.interpret.thread_map"  # how the interpreter runs several cores
 TPU_LOWERING = "jax._src.pallas.mosaic.lowering"
 PALLAS_CALL = "jax._src.pallas.pallas_call"
 MPMD = "jax._src.pallas.mpmd"  # pl.kernel's primitive (mpmd_map) and its lowering on a CPU
@@ -60,6 +61,10 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(MPMD, "_mpmd_map_fallback_lowering"),
     *names(PALLAS_CALL, "_pallas_call_lowering", use="patched"),
     *names(INTERPRETER, "thread_map", use="patched"),
+    # core_threads.py: which cores still run, and the line of each semaphore wait
+    *names(THREAD_MAP, "_thread_map_callback", "_run_jaxpr", use="patched"),
+    *names(INTERPRETER, "callback", use="patched"),  # its reference to JAX's callback module, wrapped
+    *names(INTERPRETER, "semaphore_wait"),
     # host_ops.py, weak_values.py: values numpy may take, JAX's weakly typed host literal
     *names(ARRAY, "ArrayImpl"),
     *names(LITERALS, "TypedNdArray"),
@@ -120,6 +125,11 @@ def pallas_call() -> ModuleType:
 def mpmd() -> ModuleType:
     """Pallas's mpmd module: mpmd_map_p (what pl.kernel binds), whose impl eager_cores.py redefines."""
     return load(MPMD)
+
+
+def thread_map() -> ModuleType:
+    """The interpreter's thread_map module: how it runs each core on a thread (patched by core_threads.py)."""
+    return load(THREAD_MAP)
 
 
 def callback() -> ModuleType:

@@ -102,8 +102,8 @@ def judge(opts: RandomOptions, case: Case, entry: Callable[..., Any], session: S
     masks = _masks(got, opts.rows)
     if len(masks) > 1 and all(np.array_equal(masks[0], m) for m in masks[1:]):
         return Finding(FindingKind.SAME_RANDOM_BLOCKS,
-                       f"All {len(masks)} blocks of {opts.rows} rows kept exactly the same elements: every block "
-                       "drew the same random numbers.", where=where)
+                       f"All {len(masks)} blocks of {opts.rows} rows kept exactly the same elements: the draw at "
+                       "this line gave each block the same numbers.", where=where)
     rate, n = float(masks.mean()), masks.size
     spread = SIGMAS * math.sqrt(opts.keep * (1 - opts.keep) / n)
     if abs(rate - opts.keep) > spread:

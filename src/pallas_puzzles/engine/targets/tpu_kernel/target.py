@@ -27,6 +27,7 @@ class TpuKernel(TpuInterpreter):
     summary: ClassVar[str] = ("Pallas's TPU interpreter for pl.kernel over a TensorCore mesh (and pallas_call): "
                               "core counts, core barriers and races, in-place updates, run-time grids, "
                               "in-kernel random numbers")
+    partners: ClassVar[dict[str, str]] = {"lower": "tpu-lowering", "tpu": "device"}
 
     @classmethod
     def option_problems(cls, options: Mapping[str, Any]) -> list[str]:

@@ -30,7 +30,7 @@ from typing import Any
 from pallas_puzzles.engine.learner_lines import learner_call_site
 from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.explain import lowering
-from pallas_puzzles.engine.targets.pallas_call.intercept import core_waits, dma_ledger, eager_cores
+from pallas_puzzles.engine.targets.pallas_call.intercept import core_threads, core_waits, dma_ledger
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, active
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -84,11 +84,7 @@ def _watch_wait(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
         core = int(global_core_id)
-        where = getattr(kwargs.get("logging_info"), "source_info", None)
-        if where is None and active.session is not None:  # a semaphore_wait, run eagerly inside its line's context
-            from jax.extend import source_info_util
-
-            where = source_info_util.current()
+        where = getattr(kwargs.get("logging_info"), "source_info", None)  # core_threads binds it to waits
         _waits[threading.get_ident()] = _Wait(self, int(value), core, bool(kwargs.get("has_tasks", False)),
                                               int(self.count_by_core[core]), time.monotonic(), where)
         try:
@@ -108,7 +104,7 @@ def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
             return
         count = int(waiting.semaphore.count_by_core[waiting.core])
         now = time.monotonic()
-        cores = eager_cores.running_cores() if active.session.cores > 1 else None
+        cores = core_threads.running() if active.session.cores > 1 else None
         if cores is not None:  # every core still running waits, and nothing can end a wait: twice in a row
             stuck = core_waits.stuck((_core_wait(w) for w in list(_waits.values())), cores[1])
             seen, waiting.seen = waiting.seen, core_waits.picture(stuck) if stuck else None
@@ -254,6 +250,7 @@ def install() -> None:
         jax_private.interpreter(), jax_private.race_detection_state(), jax_private.shared_memory())
 
     dma_ledger.hook(interpret_pallas_call, shared_memory)
+    core_threads.install()
 
     shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
     shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core

@@ -10,9 +10,8 @@ Two things eager.py alone would still compile, every check afresh (0.3-1 s a cas
   and compiling it (its thread_map). Here, inside an eager interpretation, each core runs its
   loop op by op on its own thread instead, as part of the same interpretation.
 
-`running_cores` says which cores of the kernel being interpreted have not finished: with it,
-dma_watch calls a wait stuck as soon as every core still running waits for a count nothing can
-bring, instead of after a time. Private names (pallas_call/jax_private.py lists them, with the
+Each core is registered with core_threads.py while it runs, as in the interpreter's own thread_map.
+Private names (pallas_call/jax_private.py lists them, with the
 versions checked): mpmd_map_p's impl, mpmd's fallback lowering, pallas_call's lowering, the
 interpreter's thread_map. Nothing here changes what a kernel computes.
 """
@@ -27,12 +26,9 @@ from concurrent import futures
 from typing import Any
 
 from pallas_puzzles.engine.targets.pallas_call import jax_private
-from pallas_puzzles.engine.targets.pallas_call.intercept import eager
+from pallas_puzzles.engine.targets.pallas_call.intercept import core_threads, eager
 
 _capture = threading.local()  # .on: the next pallas_call lowering on this thread only reports its parameters
-_running: set[int] = set()  # global ids of the cores of the eagerly interpreted kernel still running
-_cores: tuple[int, ...] = ()  # and of all its cores
-_running_lock = threading.Lock()
 _installed = False
 NESTED_TOKEN = 1337  # the token value the interpreter gives the threads of its thread_map (on both versions)
 
@@ -99,21 +95,15 @@ def _cores_eagerly(original: Callable[..., Any]) -> Callable[..., Any]:
         if threads == 1 or not eager.interpreting():
             return original(f, num_threads, token, *args, device_id=device_id, on_exception=on_exception, **kwargs)
         limit, numpy_ops = eager.settings()
-        first = (int(device_id) if device_id is not None else 0) * threads
 
         def core(index: int) -> None:
             try:
                 with eager.joined(limit, numpy_ops), jax.disable_jit():
                     f(jnp.int32(index), jnp.int32(NESTED_TOKEN), *args)
             finally:
-                with _running_lock:
-                    _running.discard(first + index)
+                core_threads.finished(index)
 
-        global _cores
-        with _running_lock:
-            _cores = tuple(range(first, first + threads))
-            _running.clear()
-            _running.update(_cores)
+        core_threads.started((int(device_id) if device_id is not None else 0) * threads, threads)
         with futures.ThreadPoolExecutor(max_workers=threads) as pool:
             done = [pool.submit(core, index) for index in range(threads)]
         errors = [d.exception() for d in done if d.exception() is not None]
@@ -124,13 +114,6 @@ def _cores_eagerly(original: Callable[..., Any]) -> Callable[..., Any]:
         return token
 
     return thread_map
-
-
-def running_cores() -> tuple[tuple[int, ...], frozenset[int]] | None:
-    """The global ids of the cores of the kernel being interpreted eagerly, and of those still running;
-    None when no core runs eagerly (one core, or a compiled call): its waits cannot be judged this way."""
-    with _running_lock:
-        return (_cores, frozenset(_running)) if _running else None
 
 
 def install() -> None:

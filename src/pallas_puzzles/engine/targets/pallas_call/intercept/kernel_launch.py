@@ -28,6 +28,7 @@ from pallas_puzzles.engine.learner_lines import learner_call_site, make_line
 from pallas_puzzles.engine.targets.pallas_call.intercept import call_reader, stand_ins
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession, StrictViolation, active
 from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.perf import chips
 from pallas_puzzles.results import Finding
 from pallas_puzzles.source_line import SourceLine
 
@@ -77,11 +78,12 @@ def _check_cores(mesh: Any, session: StrictSession, launch: SourceLine | None) -
         return
     made = getattr(mesh, _MADE_AT, None)
     where = tuple(line for line in (made, launch) if line is not None)
+    like = [f"a TPU {chip.name}" for chip in chips.CHIPS.values() if chip.tensorcores_per_device == session.cores]
     raise StrictViolation(Finding(
         FindingKind.CORE_COUNT,
         f"This kernel's TensorCoreMesh has {count} core{'s' if count != 1 else ''}, and the chip this puzzle "
-        f"simulates has {session.cores} TensorCore{'s' if session.cores != 1 else ''} per device: "
-        f"use num_cores={session.cores}.", where=where))
+        f"simulates has {session.cores} TensorCore{'s' if session.cores != 1 else ''} per device"
+        f"{' (as ' + ' or '.join(like) + ')' if like else ''}: use num_cores={session.cores}.", where=where))
 
 
 def _record(body: Callable[..., Any], out_type: Any, cores: int, scratch_types: Any, operands: Any,
