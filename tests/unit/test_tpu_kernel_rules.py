@@ -12,7 +12,8 @@ def test_options_are_read_and_refused_in_one_sentence_each():
     assert options.problems(good) == []
     parsed = options.parse(good)
     assert parsed.in_place == "cache" and parsed.run_time_grid == "count"
-    assert parsed.random is not None and (parsed.random.seed, parsed.random.keep, parsed.random.rows) == ("seed", 0.75, 8)
+    random = parsed.random
+    assert random is not None and (random.seed, random.keep, random.rows) == ("seed", 0.75, 8)
     assert options.problems({"in_place": ""}) == ["target_options.in_place must name one of the puzzle's inputs"]
     assert options.problems({"inplace": "cache"}) == ["unknown target option 'inplace'"]
     assert options.problems({"random": {"seed": "seed", "keep": 1.5, "rows": 8}}) == [
