@@ -2,11 +2,11 @@
 
 The values are checked against the spec's own draws (threefry keys give the same bits in a kernel
 and outside it, on any chip), and these properties say what a wrong draw means:
+- the share of kept elements is near `keep`, within 5 standard deviations of a binomial;
 - every block of `rows` rows keeps its own elements: identical masks in every block mean one key
   (or one seed) served them all;
 - another seed gives another output: a mask that stays means the key does not come from the seed
-  (checked by running the launcher once more, only where the values are already wrong);
-- the share of kept elements is near `keep`, within 5 standard deviations of a binomial.
+  (checked by running the launcher once more, only where the values are already wrong).
 A finding names the line that draws the numbers (recorded while the kernel is traced). The TPU's
 own generator (pltpu.prng_seed and friends) is refused where it is called: its numbers differ
 from chip to chip, and Pallas's interpreter returns zeros for them.
@@ -100,10 +100,6 @@ def judge(opts: RandomOptions, case: Case, entry: Callable[..., Any], session: S
         return None
     where = tuple(_draws.pop(id(session), ()))[:1]
     masks = _masks(got, opts.rows)
-    if len(masks) > 1 and all(np.array_equal(masks[0], m) for m in masks[1:]):
-        return Finding(FindingKind.SAME_RANDOM_BLOCKS,
-                       f"All {len(masks)} blocks of {opts.rows} rows kept exactly the same elements: the draw at "
-                       "this line gave each block the same numbers.", where=where)
     rate, n = float(masks.mean()), masks.size
     spread = SIGMAS * math.sqrt(opts.keep * (1 - opts.keep) / n)
     if abs(rate - opts.keep) > spread:
@@ -111,6 +107,10 @@ def judge(opts: RandomOptions, case: Case, entry: Callable[..., Any], session: S
                        f"The kernel kept {rate:.1%} of the {n} elements; with keep probability {opts.keep:g} about "
                        f"{opts.keep:.0%} survive (this case allows {opts.keep - spread:.1%} to "
                        f"{opts.keep + spread:.1%}).", where=where)
+    if len(masks) > 1 and all(np.array_equal(masks[0], m) for m in masks[1:]):
+        return Finding(FindingKind.SAME_RANDOM_BLOCKS,
+                       f"All {len(masks)} blocks of {opts.rows} rows kept exactly the same elements: the draw at "
+                       "this line gave each block the same numbers.", where=where)
     if passed:
         return None
     return _seed_ignored(opts, case, entry, session, masks, where)
