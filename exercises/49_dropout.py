@@ -9,7 +9,8 @@ Which random numbers. The TPU has a hardware generator (``pltpu.prng_seed`` and
 nothing on a CPU reproduces them. JAX's PRNG guide recommends the portable way for
 numbers you can check: ``jax.random`` inside the kernel, with a ``threefry2x32`` key,
 gives bit for bit what the same calls give outside it, on any chip. A key travels as
-its data, two uint32 words (``jax.random.key_data``), read in the kernel from SMEM:
+its data, two uint32 words (what ``jax.random.key_data(key)`` gives), into SMEM, and
+the kernel wraps them back into a key:
 
     key = jax.random.wrap_key_data(jnp.stack([kd_ref[0], kd_ref[1]]), impl="threefry2x32")
 
@@ -19,29 +20,30 @@ block drops the same elements; fold the block's index into the key first:
 same trap reads: seed it once per block with the block's index, not with one value.)
 
 The check compares your output with these exact numbers and also with what holds on
-any hardware: blocks drop different elements, another seed gives another output, and
+any hardware: blocks drop different elements, another key gives another output, and
 about KEEP of the elements survive.
 
-Task: for ``x`` of shape ``(R, C)`` (R a multiple of ``BR = 8``) and ``seed`` an int32
-array of shape ``(1,)``: with ``key = jax.random.key(seed[0])``, block i of BR rows
-keeps the elements where ``jax.random.bernoulli(jax.random.fold_in(key, i), KEEP,
-(BR, C))`` is true, as ``x / KEEP``, and is 0 elsewhere.
+Task: for ``x`` of shape ``(R, C)`` (R a multiple of ``BR = 8``) and ``key`` the data
+of a threefry2x32 key (uint32, shape ``(2,)``, as ``jax.random.key_data`` gives it):
+with ``k = jax.random.wrap_key_data(key)``, block i of BR rows keeps the elements
+where ``jax.random.bernoulli(jax.random.fold_in(k, i), KEEP, (BR, C))`` is true, as
+``x / KEEP``, and is 0 elsewhere. The launcher is written: the kernel is yours.
 """
 
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, Float, UInt32
 
 BR = 8  # rows per block: one grid step each
 KEEP = 0.75  # the probability that an element is kept
 
 
-def spec(x: Float[Array, "R C"], seed: Int[Array, "1"]) -> Float[Array, "R C"]:
+def spec(x: Float[Array, "R C"], key: UInt32[Array, "2"]) -> Float[Array, "R C"]:
     """What the kernel must compute (for reading; the checker has its own copy)."""
-    key = jax.random.key(seed[0])
-    blocks = [jax.random.bernoulli(jax.random.fold_in(key, i), KEEP, (BR, x.shape[1]))
+    k = jax.random.wrap_key_data(key, impl="threefry2x32")
+    blocks = [jax.random.bernoulli(jax.random.fold_in(k, i), KEEP, (BR, x.shape[1]))
               for i in range(x.shape[0] // BR)]
     return jnp.where(jnp.concatenate(blocks), x / KEEP, 0.0)
 
@@ -53,9 +55,8 @@ def dropout_kernel(kd_ref, x_ref, z_ref):
     pass
 
 
-def dropout(x: Float[Array, "R C"], seed: Int[Array, "1"]) -> Float[Array, "R C"]:
+def dropout(x: Float[Array, "R C"], key: UInt32[Array, "2"]) -> Float[Array, "R C"]:
     r, c = x.shape
-    key_data = jnp.zeros((2,), jnp.uint32)  # TODO: the data of the key made from seed[0]
     block = pl.BlockSpec((BR, c), lambda i: (i, 0))
     return pl.pallas_call(
         dropout_kernel,
@@ -63,7 +64,7 @@ def dropout(x: Float[Array, "R C"], seed: Int[Array, "1"]) -> Float[Array, "R C"
         grid=(r // BR,),
         in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), block],  # the key's data in SMEM, x in blocks
         out_specs=block,
-    )(key_data, x)
+    )(key, x)
 
 
 if __name__ == "__main__":

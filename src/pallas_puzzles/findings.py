@@ -80,6 +80,10 @@ class FindingKind(Enum):
     GPU_LOWERING = "gpu-lowering"
     GPU_PROGRAM_ID = "gpu-program-id"
     WGMMA_IN_FLIGHT = "wgmma-in-flight"
+    # The answer comes from the learner's kernel (issue 31): a launcher that computes, or a file that
+    # reaches into the checker.
+    OUTSIDE_KERNEL = "outside-kernel"
+    REACHES_CHECKER = "reaches-checker"
     # The TPU of today (issue 34): kernels over a TensorCore mesh, aliases, run-time grids, random numbers.
     HBM_COMPUTE = "hbm-compute"
     CORE_COUNT = "core-count"
@@ -87,7 +91,7 @@ class FindingKind(Enum):
     NOT_IN_PLACE = "not-in-place"
     STATIC_GRID = "static-grid"
     SAME_RANDOM_BLOCKS = "same-random-blocks"
-    SEED_IGNORED = "seed-ignored"
+    KEY_IGNORED = "key-ignored"
     KEEP_RATE = "keep-rate"
     HARDWARE_PRNG = "hardware-prng"
 

@@ -8,18 +8,18 @@ from pallas_puzzles.engine.targets.tpu_kernel import options
 
 def test_options_are_read_and_refused_in_one_sentence_each():
     assert options.problems({}) == []
-    good = {"in_place": "cache", "run_time_grid": "count", "random": {"seed": "seed", "keep": 0.75, "rows": 8}}
+    good = {"in_place": "cache", "run_time_grid": "count", "random": {"key": "key", "keep": 0.75, "rows": 8}}
     assert options.problems(good) == []
     parsed = options.parse(good)
     assert parsed.in_place == "cache" and parsed.run_time_grid == "count"
     random = parsed.random
-    assert random is not None and (random.seed, random.keep, random.rows) == ("seed", 0.75, 8)
+    assert random is not None and (random.key, random.keep, random.rows) == ("key", 0.75, 8)
     assert options.problems({"in_place": ""}) == ["target_options.in_place must name one of the puzzle's inputs"]
     assert options.problems({"inplace": "cache"}) == ["unknown target option 'inplace'"]
-    assert options.problems({"random": {"seed": "seed", "keep": 1.5, "rows": 8}}) == [
-        "target_options.random: seed names an input, 0 < keep < 1, rows > 0"]
-    assert options.problems({"random": {"seed": "seed"}}) == [
-        "target_options.random must give exactly seed (an input's name), keep and rows"]
+    assert options.problems({"random": {"key": "key", "keep": 1.5, "rows": 8}}) == [
+        "target_options.random: key names an input, 0 < keep < 1, rows > 0"]
+    assert options.problems({"random": {"key": "key"}}) == [
+        "target_options.random must give exactly key (an input's name), keep and rows"]
 
 
 def test_a_wait_is_stuck_only_when_every_running_core_waits_for_nothing():

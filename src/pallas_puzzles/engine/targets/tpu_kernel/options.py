@@ -4,7 +4,7 @@
 [chapter.puzzle.target_options]
 in_place = "cache"                                 # this input must be updated in place (input_output_aliases)
 run_time_grid = "count"                            # this input holds how many leading rows of the first are real
-random = { seed = "seed", keep = 0.75, rows = 8 }  # random numbers drawn in the kernel (see randomness.py)
+random = { key = "key", keep = 0.75, rows = 8 }   # random numbers drawn in the kernel (see randomness.py)
 ```
 
 Read without jax: the CLI validates a course before any checker starts.
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 _KEYS = {"in_place", "run_time_grid", "random"}
-_RANDOM_KEYS = {"seed", "keep", "rows"}
+_RANDOM_KEYS = {"key", "keep", "rows"}
 
 
 @dataclass(frozen=True)
 class RandomOptions:
-    seed: str  # the input holding the seed
+    key: str  # the input holding the key's data (jax.random.key_data: two uint32 words)
     keep: float  # the probability an element is kept
     rows: int  # rows per block: each block must draw numbers of its own
 
@@ -40,7 +40,7 @@ def parse(options: Mapping[str, Any]) -> KernelOptions:
     return KernelOptions(
         in_place=str(options.get("in_place", "")),
         run_time_grid=str(options.get("run_time_grid", "")),
-        random=RandomOptions(str(random["seed"]), float(random["keep"]), int(random["rows"])) if random else None,
+        random=RandomOptions(str(random["key"]), float(random["keep"]), int(random["rows"])) if random else None,
     )
 
 
@@ -53,7 +53,7 @@ def problems(options: Mapping[str, Any]) -> list[str]:
     random = options.get("random")
     if random is not None:
         if not isinstance(random, Mapping) or set(random) != _RANDOM_KEYS:
-            found.append("target_options.random must give exactly seed (an input's name), keep and rows")
-        elif not (isinstance(random["seed"], str) and 0 < float(random["keep"]) < 1 and int(random["rows"]) > 0):
-            found.append("target_options.random: seed names an input, 0 < keep < 1, rows > 0")
+            found.append("target_options.random must give exactly key (an input's name), keep and rows")
+        elif not (isinstance(random["key"], str) and 0 < float(random["keep"]) < 1 and int(random["rows"]) > 0):
+            found.append("target_options.random: key names an input, 0 < keep < 1, rows > 0")
     return found

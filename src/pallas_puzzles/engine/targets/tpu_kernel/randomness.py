@@ -5,7 +5,7 @@ and outside it, on any chip), and these properties say what a wrong draw means:
 - the share of kept elements is near `keep`, within 5 standard deviations of a binomial;
 - every block of `rows` rows keeps its own elements: identical masks in every block mean one key
   (or one seed) served them all;
-- another seed gives another output: a mask that stays means the key does not come from the seed
+- another key gives another output: a mask that stays means the numbers do not come from the key
   (checked by running the launcher once more, only where the values are already wrong).
 A finding names the line that draws the numbers (recorded while the kernel is traced). The TPU's
 own generator (pltpu.prng_seed and friends) is refused where it is called: its numbers differ
@@ -113,7 +113,7 @@ def judge(opts: RandomOptions, case: Case, entry: Callable[..., Any], session: S
                        "this line gave each block the same numbers.", where=where)
     if passed:
         return None
-    return _seed_ignored(opts, case, entry, session, masks, where)
+    return _key_ignored(opts, case, entry, session, masks, where)
 
 
 def _output(session: StrictSession) -> np.ndarray | None:
@@ -121,19 +121,19 @@ def _output(session: StrictSession) -> np.ndarray | None:
     return np.asarray(record.results[0]) if record is not None else None
 
 
-def _seed_ignored(opts: RandomOptions, case: Case, entry: Callable[..., Any], session: StrictSession,
-                  masks: np.ndarray, where: tuple[SourceLine, ...]) -> Finding | None:
-    """Run the launcher again with another seed: the same mask means the seed never reached the draw."""
+def _key_ignored(opts: RandomOptions, case: Case, entry: Callable[..., Any], session: StrictSession,
+                 masks: np.ndarray, where: tuple[SourceLine, ...]) -> Finding | None:
+    """Run the launcher again with another key: the same mask means the key never reached the draw."""
     from pallas_puzzles.engine.targets.pallas_call import probe
 
     inputs = list(case.data()[0])
-    index = [item.name for item in case.puzzle.inputs].index(opts.seed)
-    seed = inputs[index]
-    inputs[index] = (seed + 1).astype(seed.dtype)
+    index = [item.name for item in case.puzzle.inputs].index(opts.key)
+    key = inputs[index]
+    inputs[index] = (key + 1).astype(key.dtype)  # every word of the key's data changed
     again = probe.rerun(session, entry, tuple(inputs))
     _draws.pop(id(session), None)
     if again is None or not np.array_equal(_masks(again.output, opts.rows), masks):
         return None
-    return Finding(FindingKind.SEED_IGNORED,
-                   f"With the seed {int(seed.ravel()[0]) + 1} instead of {int(seed.ravel()[0])} the kernel kept "
-                   "exactly the same elements: its random numbers do not come from the seed.", where=where)
+    return Finding(FindingKind.KEY_IGNORED,
+                   f"With another key ({opts.key} + 1) the kernel kept exactly the same elements: its random "
+                   f"numbers do not come from {opts.key}.", where=where)

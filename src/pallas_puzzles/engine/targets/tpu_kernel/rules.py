@@ -63,7 +63,7 @@ def judged(case: Case, entry: Callable[..., Any], check: Check) -> CaseResult:
     if opts.in_place and wrote_some:  # a kernel that wrote nothing right is told about its numbers first
         finding = _in_place(session, inputs[names.index(opts.in_place)], opts.in_place)
     if finding is None and opts.run_time_grid:
-        finding = _run_time_grid(case, entry, session, int(inputs[names.index(opts.run_time_grid)].ravel()[0]))
+        finding = _run_time_grid(session, int(inputs[names.index(opts.run_time_grid)].ravel()[0]))
     numbers = result.passed or (result.mismatch is not None and result.mismatch.kind is FindingKind.MISMATCH_WRONG)
     if finding is None and opts.random is not None and numbers:  # every element written, and finite
         finding = randomness.judge(opts.random, case, entry, session, result.passed)
@@ -97,12 +97,9 @@ def _blocked(record: CallRecord) -> tuple[int, int] | None:
     return info.block_dims[0], math.prod(record.grid)
 
 
-def _run_time_grid(case: Case, entry: Callable[..., Any], session: StrictSession, count: int) -> Finding | None:
-    """The launcher traces under jax.jit (the count has no value there), and the grid runs one step per
-    block of real rows, no more."""
-    traced = _traced(case, entry, session)
-    if traced is not None:
-        return traced
+def _run_time_grid(session: StrictSession, count: int) -> Finding | None:
+    """The grid runs one step per block of real rows, no more. (A launcher that needs the count as a Python
+    number fails under jax.jit: the integrity check of every case says so, at its line.)"""
     for record in session.calls:
         blocked = _blocked(record)
         if blocked is None:
@@ -116,30 +113,4 @@ def _run_time_grid(case: Case, entry: Callable[..., Any], session: StrictSession
                            f"The grid ran {steps} steps of {rows} rows for {count} real rows, which need {needed}: "
                            f"{extra} rows that hold no data. Size the grid from the count, when the program runs.",
                            where=tuple(line for line in (grid, record.call_line) if line is not None)[:1])
-    return None
-
-
-def _traced(case: Case, entry: Callable[..., Any], session: StrictSession) -> Finding | None:
-    """Trace the launcher as jax.jit would (kernels stood in for, nothing run), once per check."""
-    if case.index:
-        return None
-    import jax
-
-    from pallas_puzzles.engine.learner_lines import learner_frames
-    from pallas_puzzles.engine.targets.pallas_call.intercept.session import session_scope
-
-    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in case.inputs()]
-    tracing = dataclasses.replace(session, calls=[], grid_points=[], callback_errors=[], unbalanced=[],
-                                  run_kernels=False, stand_ins=True)
-    try:
-        with session_scope(tracing):
-            jax.make_jaxpr(entry)(*shapes)
-    except TypeError as exc:  # a traced value used as a number: ConcretizationTypeError and its kin
-        where = learner_frames(exc, session.learner_file)
-        return Finding(FindingKind.STATIC_GRID,
-                       "Under jax.jit the launcher fails: it needs the count as a Python number, and a traced "
-                       "value has none until the program runs. Pass count[0] // BR to the grid as it is.",
-                       where=where[-1:], detail=str(exc))
-    except Exception:  # anything else the run itself has already judged
-        return None
     return None

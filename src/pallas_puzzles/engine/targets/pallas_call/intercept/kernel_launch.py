@@ -110,10 +110,11 @@ def _launch(body: Callable[..., Any], out_type: Any, mesh: Any, kwargs: dict[str
             return _originals["kernel"](body, out_type, mesh=mesh, **kwargs)(*operands)
         cores = _cores(mesh) or 1
         record = _record(body, out_type, cores, kwargs.get("scratch_types", ()), operands, session)
+        record.operands = tuple(None if isinstance(o, jax.core.Tracer) else o for o in operands)
         session.calls.append(record)
         _check_cores(mesh, session, record.call_line)
         if not session.run_kernels:
-            return stand_ins.outputs(out_type, operands, session.stand_ins)
+            return stand_ins.outputs(out_type, operands, session.stand_ins, record.kernel_name)
         settings = dict(kwargs)
         if session.backend.interprets:
             settings["interpret"] = session.interpret_params()

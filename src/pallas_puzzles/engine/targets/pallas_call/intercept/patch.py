@@ -44,6 +44,7 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
         import jax
 
         record = call_reader.describe(kernel, kwargs, operands, out_shape, session.learner_file)
+        record.operands = tuple(None if isinstance(o, jax.core.Tracer) else o for o in operands)
         session.calls.append(record)
         if session.tpu_block_rules:
             tpu_blocks.check(record)
@@ -51,7 +52,7 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
         if prefetch is not None:
             index_maps.check_index_maps(record, prefetch, session.allow_revisits)
         if not session.run_kernels:
-            return stand_ins.outputs(out_shape, operands, session.stand_ins)
+            return stand_ins.outputs(out_shape, operands, session.stand_ins, record.kernel_name)
         run_kernel, run_kwargs = kernel, dict(kwargs)
         if session.backend.interprets:
             aliased = set((kwargs.get("input_output_aliases") or {}).values())

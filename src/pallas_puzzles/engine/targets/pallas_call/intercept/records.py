@@ -94,6 +94,9 @@ class CallRecord:
     # traced too deep in Pallas for JAX to record the learner's line, so findings name these.
     pipelines: list[SourceLine] = field(default_factory=list)
     aliases: dict[int, int] = field(default_factory=dict)  # input_output_aliases: operand index -> output index
+    # The arrays it was given (None for a tracer, under jit or vmap), compared with the launcher's trace:
+    # a launcher must compute the same when traced as when it runs (launcher_trace.unlike_the_run).
+    operands: tuple[Any, ...] = ()
 
     def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
         """The lines to quote for a fault in one operand: its index_map, then the call."""

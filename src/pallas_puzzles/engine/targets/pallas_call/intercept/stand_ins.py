@@ -1,4 +1,4 @@
-"""What a launcher gets from a kernel the check does not run (launcher_traffic.py traces the launcher
+"""What a launcher gets from a kernel the check does not run (launcher_trace.py traces the launcher
 around its kernels): the outputs' shapes, as zeros or as an opaque operation on the operands."""
 
 from __future__ import annotations
@@ -14,13 +14,24 @@ def zeros_like(out_shape: Any) -> Any:
     return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), out_shape)
 
 
-def opaque(out_shape: Any, operands: Any) -> Any:
+class StandIn:
+    """What a kernel becomes in a traced launcher: a callback on its operands that would give zeros
+    (never run). Launcher readers tell it from the learner's own callbacks by its class."""
+
+    def __init__(self, out_shape: Any, kernel_name: str) -> None:
+        self.out_shape, self.kernel_name = out_shape, kernel_name
+
+    def __call__(self, *_: Any) -> Any:
+        return zeros_like(self.out_shape)
+
+
+def opaque(out_shape: Any, operands: Any, kernel_name: str) -> Any:
     """A kernel as an opaque operation on its operands, for a traced launcher (never run)."""
     import jax
 
-    return jax.pure_callback(lambda *_: zeros_like(out_shape), out_shape, *operands, vmap_method="broadcast_all")
+    return jax.pure_callback(StandIn(out_shape, kernel_name), out_shape, *operands, vmap_method="broadcast_all")
 
 
-def outputs(out_shape: Any, operands: Any, traced: bool) -> Any:
+def outputs(out_shape: Any, operands: Any, traced: bool, kernel_name: str) -> Any:
     """The stand-in outputs: opaque where the launcher is being traced (`traced`), else zeros."""
-    return opaque(out_shape, operands) if traced else zeros_like(out_shape)
+    return opaque(out_shape, operands, kernel_name) if traced else zeros_like(out_shape)
