@@ -106,6 +106,20 @@ def test_perf_on_tpu7x_models_one_tensorcore(workspace, cli, validate_json):
     assert perf["vmem_limit_bytes"] == 32 << 20
 
 
+def test_the_notebook_checks_on_tpu7x_too():
+    """pp.check(..., chip="v7x") ends its verdict with a TPU7x card; an unknown chip is one sentence."""
+    import pallas_puzzles as pp
+    from pallas_puzzles.errors import UserError
+
+    puzzle = COURSE.find("matmul_grid_k")
+    report = pp.check(puzzle.name, str(puzzle.solution_path), backend="interpret", chip="v7x")
+    text = " ".join(str(report).split())
+    assert report.passed and "Performance on a TPU7x TensorCore (Ironwood) (model)" in text
+    assert "Performance on" not in str(pp.check(puzzle.name, str(puzzle.solution_path), backend="interpret"))
+    with pytest.raises(UserError, match="choose one of v4, v5e, v5p, v6e, v7x"):
+        pp.check(puzzle.name, str(puzzle.solution_path), backend="interpret", chip="v9")
+
+
 def test_a_failing_check_shows_no_card(workspace, cli):
     result = cli.invoke(app, ["perf", "fuse_two_calls"])  # the untouched stub
     assert result.exit_code == 1
