@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers import COURSE, MISTAKES, build_mistake
 
-from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.backends import INTERPRET, TPU, Mode
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.findings import FindingKind
 
@@ -78,3 +78,15 @@ def test_a_mesh_without_num_cores_is_refused_at_its_line(tmp_path):
     mistake = next(m for m in MISTAKES if m.name == "p44_no_num_cores")
     kind, message, _ = _verdict(mistake.puzzle, build_mistake(mistake, tmp_path))
     assert kind == FindingKind.CORE_COUNT.id and "num_cores=2" in message
+
+
+def test_a_grid_sized_from_the_data_is_not_an_answer_computed_outside_the_kernel(tmp_path: Path):
+    """The lowering sees the run-time grid's size as an operand of the pallas_call: count[0] // BR in the
+    launcher passes, while arithmetic on the data the kernel reads is still refused at its line."""
+    puzzle = COURSE.find("runtime_grid")
+    assert check_puzzle(puzzle, puzzle.solution_path, TPU, Mode.LOWER).passed
+    edited = tmp_path / puzzle.file
+    edited.write_text(puzzle.solution_path.read_text().replace("    )(x)\n", "    )(x * 2.0)\n"))
+    result = check_puzzle(puzzle, edited, TPU, Mode.LOWER)
+    assert result.kind is FindingKind.OUTSIDE_KERNEL
+    assert [line.text for line in result.first_failure.finding.where][:1] == [")(x * 2.0)"]
