@@ -84,6 +84,13 @@ class FindingKind(Enum):
     # reaches into the checker.
     OUTSIDE_KERNEL = "outside-kernel"
     REACHES_CHECKER = "reaches-checker"
+    # Blackwell (tcgen05, tensor memory; engine/targets/blackwell).
+    TMEM_READ_EARLY = "tmem-read-early"
+    TMEM_OVERWRITTEN = "tmem-overwritten"
+    TMEM_UNINITIALISED = "tmem-uninitialised"
+    TMEM_CAPACITY = "tmem-capacity"
+    HOPPER_ON_BLACKWELL = "hopper-on-blackwell"
+    NOT_ON_CPU = "not-on-cpu"
 
     @property
     def id(self) -> str:

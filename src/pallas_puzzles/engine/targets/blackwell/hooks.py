@@ -1,0 +1,106 @@
+"""What the Blackwell target watches in JAX's GPU interpreter, on top of the Mosaic GPU target's hooks.
+
+- the tcgen05 callbacks are wrapped like the Mosaic GPU ones (mosaic_gpu/interpreter.py's `_in_op`),
+  so an access they make is described by the callback it comes from;
+- an MMA with accumulate=True into TMEM that nothing has written in this block yet is noted (its
+  output is NaN in the interpreter and garbage on a GPU: the finding says why);
+- the interpreter's first failure is kept (GPUSharedMemory.set_failed), so that faults.py can
+  word races and hangs on tensor memory.
+
+Private API, the same module objects mosaic_gpu/jax_private.py hands out (jax 0.12.0.1): the
+callbacks below of gpu_callbacks, and GPUSharedMemory.set_failed.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pallas_puzzles.engine.targets.mosaic_gpu import interpreter, jax_private
+from pallas_puzzles.engine.targets.mosaic_gpu.record import active
+from pallas_puzzles.source_line import SourceLine
+
+TCGEN05_CALLBACKS = ("tcgen05_mma", "tcgen05_commit_arrive", "async_load_tmem", "async_store_tmem",
+                     "async_copy_smem_to_tmem")
+
+
+class Seen:
+    """What the hooks saw during one case (reset by `forget`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.failure: BaseException | None = None
+        self.written: set[tuple[str, str, str]] = set()  # (block, TMEM allocation, window) written so far
+        self.uninitialised: SourceLine | None = None  # the first MMA that accumulated onto unwritten TMEM
+
+
+seen = Seen()
+
+
+def forget() -> None:
+    with seen.lock:
+        seen.failure = None
+        seen.written.clear()
+        seen.uninitialised = None
+
+
+# Callbacks that write TMEM -> the name of their TMEM key and transforms arguments.
+TMEM_WRITERS = {"tcgen05_mma": "acc", "async_store_tmem": "dst", "async_copy_smem_to_tmem": "tmem"}
+
+
+def _tmem_window(kwargs: dict[str, Any], prefix: str) -> tuple[str, str, str]:
+    """One block's window of one TMEM allocation: the same window written again is initialised."""
+    import numpy as np
+
+    location = kwargs.get("mesh_location")
+    block = (tuple(getattr(location, "cluster_coords", ())), tuple(getattr(location, "block_coords", ())))
+    key = np.asarray(kwargs.get(f"{prefix}_allocation_key_as_array")).tobytes()
+    return str(block), key.hex(), str(kwargs.get(f"{prefix}_transforms"))
+
+
+def _watch_tmem(original: Callable[..., Any], prefix: str) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def writes_tmem(*args: Any, **kwargs: Any) -> Any:
+        if active.record is not None:
+            window = _tmem_window(kwargs, prefix)
+            accumulates = prefix == "acc" and bool(kwargs.get("accumulate"))
+            with seen.lock:
+                if accumulates and window not in seen.written and seen.uninitialised is None:
+                    seen.uninitialised = interpreter.line_of(kwargs.get("source_info"))
+                seen.written.add(window)
+        return original(*args, **kwargs)
+
+    return writes_tmem
+
+
+def _keep_failure(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def set_failed(self: Any, exception: Exception, *args: Any, **kwargs: Any) -> Any:
+        if active.record is not None:
+            with seen.lock:
+                if seen.failure is None:
+                    seen.failure = exception
+        return original(self, exception, *args, **kwargs)
+
+    return set_failed
+
+
+_installed = False
+
+
+def install() -> None:
+    """Once per process, after the Mosaic GPU target's hooks (mosaic_gpu/hooks.py)."""
+    global _installed
+    if _installed:
+        return
+    callbacks = jax_private.gpu_callbacks()
+    for name in TCGEN05_CALLBACKS:
+        if hasattr(callbacks, name):
+            setattr(callbacks, name, interpreter._in_op(name, getattr(callbacks, name)))
+    for name, prefix in TMEM_WRITERS.items():
+        setattr(callbacks, name, _watch_tmem(getattr(callbacks, name), prefix))
+    memory = jax_private.gpu_shared_memory().GPUSharedMemory
+    memory.set_failed = _keep_failure(memory.set_failed)
+    _installed = True
