@@ -65,6 +65,15 @@ def race_finding(failure: BaseException | None) -> Finding | None:
             f"The tcgen05_mma at {_at(mma.line)} overwrites the accumulator while the TMEM load at "
             f"{_at(other.line)} may still be reading it: call plgpu.wait_load_tmem() after the load, before the "
             "next MMA into the same TMEM."), where=_where(mma.line, other.line))
+    if other.memory == "SMEM" and other.op == "tma-load" and other is now:
+        return Finding(FindingKind.SMEM_SLOT_IN_USE, (
+            f"The TMA copy at {_at(other.line)} refills shared memory that the tcgen05_mma at {_at(mma.line)} may "
+            "still be reading: wait on the barrier that MMA arrives on (it releases the slot) before the copy."),
+            where=_where(other.line, mma.line))
+    if other.memory == "SMEM" and other.op == "tma-load":
+        return Finding(FindingKind.SMEM_READ_BEFORE_WAIT, (
+            f"The tcgen05_mma at {_at(mma.line)} reads shared memory that the TMA copy at {_at(other.line)} may "
+            "still be filling: wait on the copy's barrier before the MMA."), where=_where(mma.line, other.line))
     if other.memory == "SMEM" and other.writes and other.op in ("write", "_swap", "swap"):
         return Finding(FindingKind.SMEM_UNCOMMITTED, (
             f"The tcgen05_mma at {_at(mma.line)} reads shared memory stored at {_at(other.line)} that was not "
