@@ -55,7 +55,10 @@ def race_finding(failure: BaseException | None) -> Finding | None:
     if MMA not in calls:
         return None
     mma, other = (now, then) if _call(now) == MMA else (then, now)
-    if other.memory == "TMEM" and _call(other) == LOAD and other is now:
+    # Which came first: in one warpgroup, the order the detector met them (program order); across warpgroups (an epilogue
+    # beside the MMA warp) the order is the threads' luck, and a load racing an MMA has not waited for it.
+    load_after_mma = other is now or other.warpgroup != mma.warpgroup
+    if other.memory == "TMEM" and _call(other) == LOAD and load_after_mma:
         return Finding(FindingKind.TMEM_READ_EARLY, (
             f"The TMEM load at {_at(other.line)} reads the accumulator while the tcgen05_mma at "
             f"{_at(mma.line)} may still be writing it: wait on the MMA's barrier (plgpu.barrier_wait) before "
@@ -65,7 +68,7 @@ def race_finding(failure: BaseException | None) -> Finding | None:
             f"The tcgen05_mma at {_at(mma.line)} overwrites the accumulator while the TMEM load at "
             f"{_at(other.line)} may still be reading it: call plgpu.wait_load_tmem() after the load, before the "
             "next MMA into the same TMEM."), where=_where(mma.line, other.line))
-    if other.memory == "SMEM" and other.op == "tma-load" and other is now:
+    if other.memory == "SMEM" and other.op == "tma-load" and found.race.refill:
         return Finding(FindingKind.SMEM_SLOT_IN_USE, (
             f"The TMA copy at {_at(other.line)} refills shared memory that the tcgen05_mma at {_at(mma.line)} may "
             "still be reading: wait on the barrier that MMA arrives on (it releases the slot) before the copy."),
@@ -100,6 +103,12 @@ def uninitialised_finding(line: SourceLine | None) -> Finding:
         f"The tcgen05_mma at {_at(line)} adds onto a TMEM accumulator that nothing wrote yet (accumulate=True on "
         "fresh TMEM holds garbage, NaN here): the first MMA into it must use accumulate=False."),
         where=_where(line))
+
+
+def read_unwritten_finding(line: SourceLine | None) -> Finding:
+    return Finding(FindingKind.TMEM_READ_EARLY, (
+        f"The TMEM load at {_at(line)} read the accumulator before any tcgen05_mma had written it: wait on the "
+        "barrier the MMAs arrive on (after tcgen05_commit_arrive) before plgpu.async_load_tmem."), where=_where(line))
 
 
 def capacity_finding(finding: Finding) -> Finding | None:

@@ -34,6 +34,7 @@ class Seen:
         self.failure: BaseException | None = None
         self.written: set[tuple[str, str, str]] = set()  # (block, TMEM allocation, window) written so far
         self.uninitialised: SourceLine | None = None  # the first MMA that accumulated onto unwritten TMEM
+        self.read_unwritten: SourceLine | None = None  # the first TMEM load of a window nothing had written
 
 
 seen = Seen()
@@ -44,6 +45,7 @@ def forget() -> None:
         seen.failure = None
         seen.written.clear()
         seen.uninitialised = None
+        seen.read_unwritten = None
 
 
 # Callbacks that write TMEM -> the name of their TMEM key and transforms arguments.
@@ -75,6 +77,21 @@ def _watch_tmem(original: Callable[..., Any], prefix: str) -> Callable[..., Any]
     return writes_tmem
 
 
+def _watch_load(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A TMEM load before any MMA wrote the window: an epilogue that did not wait (in its own warpgroup, it
+    may run before the MMA warp has even started, so the race detector has nothing to pair it with)."""
+    @functools.wraps(original)
+    def async_load_tmem(*args: Any, **kwargs: Any) -> Any:
+        if active.record is not None:
+            window = _tmem_window(kwargs, "src")
+            with seen.lock:
+                if window not in seen.written and seen.read_unwritten is None:
+                    seen.read_unwritten = interpreter.line_of(kwargs.get("source_info"))
+        return original(*args, **kwargs)
+
+    return async_load_tmem
+
+
 def _keep_failure(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def set_failed(self: Any, exception: Exception, *args: Any, **kwargs: Any) -> Any:
@@ -101,6 +118,7 @@ def install() -> None:
             setattr(callbacks, name, interpreter._in_op(name, getattr(callbacks, name)))
     for name, prefix in TMEM_WRITERS.items():
         setattr(callbacks, name, _watch_tmem(getattr(callbacks, name), prefix))
+    callbacks.async_load_tmem = _watch_load(callbacks.async_load_tmem)
     memory = jax_private.gpu_shared_memory().GPUSharedMemory
     memory.set_failed = _keep_failure(memory.set_failed)
     _installed = True

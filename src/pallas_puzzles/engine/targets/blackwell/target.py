@@ -68,6 +68,8 @@ def _reworded(result: CaseResult, seen: Any) -> Finding | None:
 
     if seen.uninitialised is not None:
         return faults.uninitialised_finding(seen.uninitialised)
+    if seen.read_unwritten is not None:
+        return faults.read_unwritten_finding(seen.read_unwritten)
     first = result.finding
     if first is None:
         return None
