@@ -55,8 +55,8 @@ def race_finding(failure: BaseException | None) -> Finding | None:
     if MMA not in calls:
         return None
     mma, other = (now, then) if _call(now) == MMA else (then, now)
-    # Which came first: in one warpgroup, the order the detector met them (program order); across warpgroups (an epilogue
-    # beside the MMA warp) the order is the threads' luck, and a load racing an MMA has not waited for it.
+    # Which came first: in one warpgroup, the order the detector met them (program order); across
+    # warpgroups (an epilogue beside the MMA warp) that order is luck, and the load had not waited.
     load_after_mma = other is now or other.warpgroup != mma.warpgroup
     if other.memory == "TMEM" and _call(other) == LOAD and load_after_mma:
         return Finding(FindingKind.TMEM_READ_EARLY, (
