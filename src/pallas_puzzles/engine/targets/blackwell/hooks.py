@@ -59,7 +59,7 @@ def _tmem_window(kwargs: dict[str, Any], prefix: str) -> tuple[str, str, str]:
     location = kwargs.get("mesh_location")
     block = (tuple(getattr(location, "cluster_coords", ())), tuple(getattr(location, "block_coords", ())))
     key = np.asarray(kwargs.get(f"{prefix}_allocation_key_as_array")).tobytes()
-    return str(block), key.hex(), str(kwargs.get(f"{prefix}_transforms"))
+    return str(block), key.hex(), str(tuple(kwargs.get(f"{prefix}_transforms") or ()))
 
 
 def _watch_tmem(original: Callable[..., Any], prefix: str) -> Callable[..., Any]:
