@@ -1,4 +1,4 @@
-"""Puzzle 54: Blackwell, two blocks of a cluster share an operand by multicast.
+"""Puzzle 48: Blackwell, two blocks of a cluster share an operand by multicast.
 
 Blocks that multiply the same rows of ``a`` by different columns of ``b``
 each load those rows from GMEM: the same bytes cross the memory bus twice.

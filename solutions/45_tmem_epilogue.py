@@ -1,4 +1,4 @@
-"""Puzzle 51: Blackwell, an epilogue fused onto the TMEM readback.
+"""Puzzle 45: Blackwell, an epilogue fused onto the TMEM readback.
 
 A matmul's *epilogue* is what happens to the accumulator on its way out:
 here a bias and a ReLU, ``z = max(a @ b + bias, 0)``. On Blackwell it runs on
@@ -53,19 +53,26 @@ def epilogue_kernel(a_gmem, b_gmem, bias_gmem, z_gmem, a_smem, b_smem, bias_smem
     # a_smem: (TM, K), b_smem: (K, TN) swizzled; bias_smem: (TN,); z_smem: (TM, TN); acc_tmem: (TM, TN) f32.
     # a_barrier: 1 arrival; tile_barrier: 2 arrivals (b and bias); mma_barrier: orders_tensor_core=True.
     rows = pl.ds(jax.lax.axis_index("m") * TM, TM)
-    # TODO: copy this block's rows of a into a_smem (on a_barrier) and wait.
+    plgpu.copy_gmem_to_smem(a_gmem.at[rows], a_smem, a_barrier)
+    plgpu.barrier_wait(a_barrier)
 
     @pl.loop(0, z_gmem.shape[1] // TN)
     def _(j):
         cols = pl.ds(j * TN, TN)
-        # TODO: copy tile j of b and of bias into b_smem and bias_smem (on tile_barrier), and wait.
-        # TODO: one tcgen05 MMA into acc_tmem (fresh for this tile), and wait on mma_barrier.
-        # TODO: read acc_tmem back; store max(acc + bias, 0) into z_smem and copy it out to z's tile with the
-        #       TMA. Each buffer reused by the next tile (acc_tmem, z_smem) needs its wait first.
-        del cols
+        plgpu.copy_gmem_to_smem(b_gmem.at[:, cols], b_smem, tile_barrier)
+        plgpu.copy_gmem_to_smem(bias_gmem.at[cols], bias_smem, tile_barrier)
+        plgpu.barrier_wait(tile_barrier)
+        plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, mma_barrier, accumulate=False)
+        plgpu.barrier_wait(mma_barrier)
+        acc = plgpu.async_load_tmem(acc_tmem)
+        plgpu.wait_load_tmem()
+        plgpu.wait_smem_to_gmem(0)
+        z_smem[...] = jnp.maximum(acc + bias_smem[...][None, :], 0.0)
+        plgpu.commit_smem()
+        plgpu.copy_smem_to_gmem(z_smem, z_gmem.at[rows, cols])
 
-    # TODO: the last TMA store must have finished before the kernel ends.
-    del rows
+    plgpu.wait_smem_to_gmem(0)
+
 
 def tmem_epilogue(a: Float[Array, "M K"], b: Float[Array, "K N"], bias: Float[Array, " N"]) -> Float[Array, "M N"]:
     m, k = a.shape

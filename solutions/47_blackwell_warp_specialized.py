@@ -1,7 +1,7 @@
-"""Puzzle 53: Blackwell, a warp-specialised pipeline: a TMA warp, an MMA warp, an epilogue warpgroup.
+"""Puzzle 47: Blackwell, a warp-specialised pipeline: a TMA warp, an MMA warp, an epilogue warpgroup.
 
 On Blackwell one thread can issue an MMA for the whole tensor core, so the
-pipeline of puzzle 52 splits by role. The block runs two warpgroups
+pipeline of puzzle tcgen05_pipeline splits by role. The block runs two warpgroups
 (``num_threads=2``, named ``"wg"``); warpgroup 0 splits into warps with
 ``plgpu.warp_map``, and each role loops on its own::
 

@@ -1,4 +1,4 @@
-"""Puzzle 50: Blackwell, one tcgen05 tile into tensor memory and back.
+"""Puzzle 44: Blackwell, one tcgen05 tile into tensor memory and back.
 
 On Blackwell (sm_100) the tensor core no longer accumulates in registers.
 ``plgpu.tcgen05_mma`` reads both operands from SMEM and writes its

@@ -1,4 +1,4 @@
-"""Puzzle 52: Blackwell, a pipelined K loop whose SMEM slots the MMA releases.
+"""Puzzle 46: Blackwell, a pipelined K loop whose SMEM slots the MMA releases.
 
 A long K does not fit in SMEM at once: the block streams it in chunks of TK
 through S slots, and the tensor core accumulates chunk after chunk into one
