@@ -7,8 +7,8 @@
 - the interpreter's first failure is kept (GPUSharedMemory.set_failed), so that faults.py can
   word races and hangs on tensor memory.
 
-Private API, the same module objects mosaic_gpu/jax_private.py hands out (jax 0.12.0.1): the
-callbacks below of gpu_callbacks, and GPUSharedMemory.set_failed.
+Private API: blackwell/jax_private.py lists the tcgen05 callbacks wrapped here; GPUSharedMemory.set_failed
+is the Mosaic GPU family's (mosaic_gpu/jax_private.py), wrapped once more.
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.mosaic_gpu import interpreter, jax_private
+from pallas_puzzles.engine.targets.blackwell import jax_private
+from pallas_puzzles.engine.targets.mosaic_gpu import interpreter
 from pallas_puzzles.engine.targets.mosaic_gpu.record import active
 from pallas_puzzles.source_line import SourceLine
-
-TCGEN05_CALLBACKS = ("tcgen05_mma", "tcgen05_commit_arrive", "async_load_tmem", "async_store_tmem",
-                     "async_copy_smem_to_tmem")
 
 
 class Seen:
@@ -113,7 +111,7 @@ def install() -> None:
     if _installed:
         return
     callbacks = jax_private.gpu_callbacks()
-    for name in TCGEN05_CALLBACKS:
+    for name in jax_private.TCGEN05_CALLBACKS:
         if hasattr(callbacks, name):
             setattr(callbacks, name, interpreter._in_op(name, getattr(callbacks, name)))
     for name, prefix in TMEM_WRITERS.items():
