@@ -61,6 +61,8 @@ def test_a_hang_stops_within_seconds_named_by_its_barrier_and_line(puzzle: str, 
     assert result.kind is FindingKind.BARRIER_STALL
     assert finding.message.startswith(f"The wait on {barrier} at line {finding.where[0].line} never returns")
     assert mistake.line in finding.where[0].text
+    # No call in the file arrives on mma_done: said so; the multicast's barrier has copies, one missing.
+    assert (f"Nothing in the kernel arrives on {barrier}" in finding.message) == (barrier == "mma_done")
 
 
 def test_after_a_race_a_hang_and_a_nan_the_next_check_runs_clean(tmp_path: Path):

@@ -9,7 +9,9 @@ task of the interpreter, so the callback running when its access is checked need
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import linecache
 import re
 
 from pallas_puzzles.engine.targets.mosaic_gpu.record import Access, BarrierStall, RaceFound
@@ -18,6 +20,9 @@ from pallas_puzzles.results import Finding
 from pallas_puzzles.source_line import SourceLine
 
 MMA, LOAD = "tcgen05_mma", "async_load_tmem"
+# Calls that make a barrier passed to them arrive.
+ARRIVERS = {"copy_gmem_to_smem", "tcgen05_mma", "tcgen05_commit_arrive", "barrier_arrive",
+            "async_copy_smem_to_tmem"}
 TMEM_LIMIT = re.compile(r"got (\d+) columns, exceeding the limit of (\d+)")
 WAIT_ARGUMENT = re.compile(r"barrier_wait\(\s*([^()]*(?:\([^()]*\))?[^()]*)\)")
 
@@ -94,8 +99,31 @@ def stall_finding(failure: BaseException | None, finding: Finding) -> Finding:
     match = WAIT_ARGUMENT.search(line.text) if line is not None else None
     if match is None:
         return finding
-    lead = f"The wait on {match.group(1).strip()} at {_at(line)} never returns (stopped). "
+    name = match.group(1).strip()
+    lead = f"The wait on {name} at {_at(line)} never returns (stopped). "
+    base = re.split(r"[.\[]", name, maxsplit=1)[0]
+    if line is not None and not _arrived_on(line.file, base):
+        return dataclasses.replace(finding, message=lead + (
+            f"Nothing in the kernel arrives on {base}: a barrier ordered to the tensor core completes when "
+            f"the MMAs issued before plgpu.tcgen05_commit_arrive({base}) have finished (or the tcgen05_mma "
+            "it is given), a TMA barrier when its copies land, any barrier on plgpu.barrier_arrive."))
     return dataclasses.replace(finding, message=lead + finding.message)
+
+
+def _arrived_on(file: str, barrier: str) -> bool:
+    """Whether any call that makes a barrier arrive names `barrier` in the learner's file (True if unknown)."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)), file)
+    except SyntaxError:
+        return True
+    for node in ast.walk(tree):
+        func = node.func if isinstance(node, ast.Call) else None
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ARRIVERS and any(isinstance(n, ast.Name) and n.id == barrier
+                                    for arg in (*node.args, *(k.value for k in node.keywords))
+                                    for n in ast.walk(arg)):
+            return True
+    return False
 
 
 def uninitialised_finding(line: SourceLine | None) -> Finding:
