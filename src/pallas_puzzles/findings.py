@@ -89,6 +89,7 @@ class FindingKind(Enum):
     TMEM_OVERWRITTEN = "tmem-overwritten"
     TMEM_UNINITIALISED = "tmem-uninitialised"
     TMEM_CAPACITY = "tmem-capacity"
+    BARRIER_NOT_FOR_MMA = "barrier-not-for-mma"
     HOPPER_ON_BLACKWELL = "hopper-on-blackwell"
     NOT_ON_CPU = "not-on-cpu"
 

@@ -139,6 +139,16 @@ def read_unwritten_finding(line: SourceLine | None) -> Finding:
         "barrier the MMAs arrive on (after tcgen05_commit_arrive) before plgpu.async_load_tmem."), where=_where(line))
 
 
+def unordered_barrier_finding(finding: Finding) -> Finding | None:
+    """JAX's refusal of an MMA barrier that the tensor core cannot arrive on, said at the MMA's line."""
+    if finding.kind is not FindingKind.ERROR or "orders_tensor_core" not in finding.message:
+        return None
+    return Finding(FindingKind.BARRIER_NOT_FOR_MMA, (
+        "The barrier given to this tcgen05 call is an ordinary one: declare it "
+        "plgpu.Barrier(orders_tensor_core=True) in scratch_types, so that the tensor core can arrive on it."),
+        where=tuple(sorted(finding.where, key=lambda line: "tcgen05" not in line.text)))
+
+
 def capacity_finding(finding: Finding) -> Finding | None:
     """The CUDA lowering's refusal of TMEM past its 512 columns, said as the capacity it is."""
     match = TMEM_LIMIT.search(finding.detail or finding.message)

@@ -77,4 +77,4 @@ def _reworded(result: CaseResult, seen: Any) -> Finding | None:
         return faults.race_finding(seen.failure)
     if first.kind is FindingKind.BARRIER_STALL:
         return faults.stall_finding(seen.failure, first)
-    return faults.capacity_finding(first)
+    return faults.capacity_finding(first) or faults.unordered_barrier_finding(first)
