@@ -60,6 +60,12 @@ def _tmem_window(kwargs: dict[str, Any], prefix: str) -> tuple[str, str, str]:
     return str(block), key.hex(), str(tuple(kwargs.get(f"{prefix}_transforms") or ()))
 
 
+def _written(window: tuple[str, str, str]) -> bool:
+    """The window, or the whole allocation it is part of, was written (a window inside a written whole
+    counts; a whole after only some windows does not: the rest may be unwritten)."""
+    return window in seen.written or (window[0], window[1], "()") in seen.written
+
+
 def _watch_tmem(original: Callable[..., Any], prefix: str) -> Callable[..., Any]:
     @functools.wraps(original)
     def writes_tmem(*args: Any, **kwargs: Any) -> Any:
@@ -67,7 +73,7 @@ def _watch_tmem(original: Callable[..., Any], prefix: str) -> Callable[..., Any]
             window = _tmem_window(kwargs, prefix)
             accumulates = prefix == "acc" and bool(kwargs.get("accumulate"))
             with seen.lock:
-                if accumulates and window not in seen.written and seen.uninitialised is None:
+                if accumulates and not _written(window) and seen.uninitialised is None:
                     seen.uninitialised = interpreter.line_of(kwargs.get("source_info"))
                 seen.written.add(window)
         return original(*args, **kwargs)
@@ -83,7 +89,7 @@ def _watch_load(original: Callable[..., Any]) -> Callable[..., Any]:
         if active.record is not None:
             window = _tmem_window(kwargs, "src")
             with seen.lock:
-                if window not in seen.written and seen.read_unwritten is None:
+                if not _written(window) and seen.read_unwritten is None:
                     seen.read_unwritten = interpreter.line_of(kwargs.get("source_info"))
         return original(*args, **kwargs)
 
