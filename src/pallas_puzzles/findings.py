@@ -94,6 +94,14 @@ class FindingKind(Enum):
     KEY_IGNORED = "key-ignored"
     KEEP_RATE = "keep-rate"
     HARDWARE_PRNG = "hardware-prng"
+    # Blackwell (tcgen05, tensor memory; engine/targets/blackwell).
+    TMEM_READ_EARLY = "tmem-read-early"
+    TMEM_OVERWRITTEN = "tmem-overwritten"
+    TMEM_UNINITIALISED = "tmem-uninitialised"
+    TMEM_CAPACITY = "tmem-capacity"
+    BARRIER_NOT_FOR_MMA = "barrier-not-for-mma"
+    HOPPER_ON_BLACKWELL = "hopper-on-blackwell"
+    NOT_ON_CPU = "not-on-cpu"
 
     @property
     def id(self) -> str:

@@ -19,6 +19,7 @@ from types import ModuleType
 
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
+from pallas_puzzles.engine.targets.blackwell.target import BlackwellTarget
 from pallas_puzzles.engine.targets.device import Device
 from pallas_puzzles.engine.targets.mosaic_gpu.target import MosaicGpuDevice, MosaicGpuTarget
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
@@ -37,6 +38,7 @@ BUILTIN: dict[str, type[Target]] = {
     TpuKernel.name: TpuKernel,
     MosaicGpuTarget.name: MosaicGpuTarget,
     MosaicGpuDevice.name: MosaicGpuDevice,
+    BlackwellTarget.name: BlackwellTarget,
 }
 
 
