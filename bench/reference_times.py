@@ -2,46 +2,55 @@
 
     python bench/reference_times.py [--write] [--course DIR] [--only NAME ...]
 
-Each puzzle is checked in a fresh checker process (so first-use compiles are
-included), on the interpret backend. A puzzle's time limit is derived from
+Each puzzle is checked by the checking service in a fresh checker process of its own target (so
+first-use compiles are included), on the interpret backend. A puzzle's time limit is derived from
 this figure (see Puzzle.limit_seconds); `--write` regenerates the course's
 `reference_times.toml` (never edited by hand). Rerun it when a puzzle or the
 checker changes a lot; `--only` measures the puzzles named and keeps the other figures.
+A reference solution that does not pass (or whose checker fails) gets no figure, and the
+script exits 1 without writing.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import time
+import sys
 from pathlib import Path
 
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.checking import service
+from pallas_puzzles.checking.jobs import Job, Options
 from pallas_puzzles.course.model import Course
 from pallas_puzzles.course.reader import TIMES_FILE, load_course
-from pallas_puzzles.worker.client import Worker
+from pallas_puzzles.report.headline import headline
+from pallas_puzzles.results import Status
 
 
-def measure(course: Course, only: set[str] | None = None) -> dict[str, float]:
-    from pallas_puzzles.backends import INTERPRET
-    from pallas_puzzles.checking import support
-
-    figures = {}
+def measure(course: Course, only: set[str] | None = None) -> tuple[dict[str, float], list[str]]:
+    """Seconds per puzzle measured, and the puzzles whose reference solution got no figure (it failed)."""
+    figures, failed = {}, []
     for puzzle in course.puzzles:
         if only is not None and puzzle.name not in only:
             continue
-        refused = support.refusal(puzzle, INTERPRET)
-        if refused is not None:  # a chapter this jax cannot run keeps no figure from it
-            print(f"puzzle {puzzle.number:2d} {puzzle.name}: not measured ({refused.sentence})")
+        # One job per run: each run starts its own pool, so every puzzle gets a fresh checker.
+        job = Job(puzzle, puzzle.solution_path, INTERPRET.name)
+        outcome = service.run([job], Options(fail_fast=False, workers=1)).outcomes[0]
+        shown = f"puzzle {puzzle.number:2d} {puzzle.name}"
+        if outcome.refusal is not None:  # a chapter this jax cannot run keeps no figure from it
+            print(f"{shown}: not measured ({outcome.refusal.sentence})")
             continue
-        with Worker("interpret", target=puzzle.target) as worker:
-            worker.start()
-            started = time.perf_counter()
-            result = worker.check(puzzle, puzzle.solution_path, fail_fast=False)
-            figures[puzzle.name] = time.perf_counter() - started
-        assert result.passed, puzzle.name
-        limit = dataclasses.replace(puzzle, reference_seconds=figures[puzzle.name], time_limit=0.0).limit_seconds
-        print(f"puzzle {puzzle.number:2d} {puzzle.name}: {figures[puzzle.name]:.2f} s (limit {limit:.0f} s)")
-    return figures
+        result = outcome.result
+        assert result is not None
+        if not result.passed:
+            who = "its checker failed" if result.status is Status.ERROR else "its reference solution failed"
+            print(f"{shown}: not measured, {who}: {headline(result)}")
+            failed.append(puzzle.name)
+            continue
+        figures[puzzle.name] = outcome.seconds
+        limit = dataclasses.replace(puzzle, reference_seconds=outcome.seconds, time_limit=0.0).limit_seconds
+        print(f"{shown}: {outcome.seconds:.2f} s (limit {limit:.0f} s)")
+    return figures, failed
 
 
 def write(course: Course, figures: dict[str, float]) -> Path:
@@ -55,17 +64,21 @@ def write(course: Course, figures: dict[str, float]) -> Path:
     return path
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="regenerate the course's reference_times.toml")
     parser.add_argument("--course", type=Path, default=None, help="a course folder (default: the built-in course)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="measure only these puzzles; keep the other figures")
     args = parser.parse_args()
     course = load_course(args.course)
-    figures = measure(course, set(args.only) if args.only else None)
+    figures, failed = measure(course, set(args.only) if args.only else None)
+    if failed:
+        print(f"{len(failed)} puzzle(s) got no figure ({', '.join(failed)}); nothing written.", file=sys.stderr)
+        return 1
     if args.write:
         print(f"wrote {write(course, figures)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -35,7 +35,7 @@ def test_every_mutant_is_caught_or_listed():
     jobs = mutants.all_mutants(COURSE.puzzles)
     entries = mutants.listed()
     verdicts = mutants.check_all(jobs, workers=0)
-    states = {(v.puzzle.name, v.mutant.id): mutants.status(v, entries) for v in verdicts}
+    states = {(v.puzzle.name, v.job.mutant.id): mutants.status(v, entries) for v in verdicts}
     assert [key for key, state in states.items() if state == "missed"] == []
     assert [key for key, state in states.items() if state == "caught-but-listed"] == [], \
         "caught now: delete these entries from tests/mutants_equivalent.toml"

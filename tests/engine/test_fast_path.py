@@ -40,7 +40,7 @@ from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch
 from pallas_puzzles.source_line import SourceLine
 
 
-def _compared(course_check: dev_check.CourseCheck) -> list[tuple[dev_check.Job, CheckResult]]:
+def _compared(course_check: dev_check.CourseCheck) -> list[tuple[dev_check.CourseJob, CheckResult]]:
     """The jobs the fast path could have touched: run, on the interpreter, by tpu-interpret."""
     return [(job, result) for job, result in course_check.checked
             if job.mode is Mode.RUN and job.requested == INTERPRET.name and job.puzzle.target == TpuInterpreter.name]
@@ -64,7 +64,7 @@ def slow_and_fast(course_check, tmp_path_factory) -> Iterator[list[tuple[str, Ch
     with pytest.MonkeyPatch.context() as environment:
         environment.setenv(fast_path.VARIABLE, "0")
         environment.setenv("PALLAS_PUZZLES_TIME_LIMIT", "600")  # a loaded machine: slow, not timed out
-        slow = dev_check._run(jobs, RunProgress(Console(file=io.StringIO()), len(jobs), enabled=False))
+        slow = dev_check.run_jobs(jobs, RunProgress(Console(file=io.StringIO()), len(jobs), enabled=False)).results
     yield [(job.name, fast, again) for (job, fast), again in zip(compared, slow)]
 
 

@@ -16,6 +16,9 @@ from types import ModuleType
 
 from helpers import COURSE
 
+from pallas_puzzles.checking.jobs import Outcome
+from pallas_puzzles.results import CheckResult
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -98,7 +101,9 @@ def test_a_passing_mutant_is_missed_unless_listed_and_a_listed_one_must_keep_pas
     mutants = harness()
     puzzle = COURSE.find("long_sum")
     mutant = mutants.mutants_of(puzzle.solution_path.read_text())[0]
-    passed, caught = (mutants.Verdict(puzzle, mutant, c, "") for c in (False, True))
+    passed, caught = (Outcome(mutants.MutantJob(puzzle, puzzle.solution_path, "interpret", mutant=mutant),
+                              CheckResult(puzzle.number, puzzle.name, "m.py", "interpret", passed=not c))
+                      for c in (False, True))
     key = (puzzle.name, mutant.id)
     assert mutants.status(passed, {}) == "missed"
     assert mutants.status(passed, {key: {"reason": "r"}}) == "equivalent"
@@ -118,5 +123,3 @@ def test_the_listed_mutants_say_why_in_one_line():
             assert entry["puzzle"] in names
             assert entry[key].strip() and "\n" not in entry[key]
     assert set(data) <= {"equivalent", "awaiting"}
-
-

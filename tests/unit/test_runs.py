@@ -16,6 +16,7 @@ from helpers import COURSE, checkable
 from rich.console import Console
 
 from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.checking.jobs import Job
 from pallas_puzzles.cli import app
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CaseResult, CheckResult
@@ -30,7 +31,7 @@ class FakePool:
     checked: list[int] = []
     started = 0
 
-    def __init__(self, requested: str, size: int, mode=None, target: str = "tpu-interpret") -> None:
+    def __init__(self, requested: str, size: int, mode=None, target: str = "tpu-interpret", limits=None) -> None:
         self.warning = None
         self.target = target
         self.backend = INTERPRET
@@ -43,12 +44,12 @@ class FakePool:
         pass
 
     def check_in_order(self, jobs, fail_fast=True, on_start=None, on_done=None) -> Iterator[CheckResult]:
-        for puzzle, file in jobs:
-            on_start(puzzle)
+        for n, (puzzle, file) in enumerate(jobs):
+            on_start(n)
             FakePool.checked.append(puzzle.number)
             result = CheckResult(number=puzzle.number, name=puzzle.name, file=str(file), backend="interpret",
                                  passed=True, cases=[CaseResult("N0=1", True)])
-            on_done(puzzle, result)
+            on_done(n, result)
             yield result
 
     def __enter__(self) -> FakePool:
@@ -101,7 +102,7 @@ def test_piped_output_has_no_progress_bar(workspace, cli, fake_pool):
 def test_the_bar_counts_done_running_and_results_in_a_terminal():
     stream = io.StringIO()
     console = Console(file=stream, force_terminal=True, width=120)
-    puzzles = list(COURSE.puzzles[1:4])
+    puzzles = [Job(p, Path(p.file), "interpret") for p in COURSE.puzzles[1:4]]
     with RunProgress(console, len(puzzles)) as bar:
         assert bar.enabled
         bar.started(puzzles[0])
@@ -118,10 +119,11 @@ def test_the_bar_counts_done_running_and_results_in_a_terminal():
 def test_the_bar_is_silent_off_a_terminal():
     stream = io.StringIO()
     console = Console(file=stream, force_terminal=False)
+    job = Job(COURSE.find("constant_add"), Path("f"), "interpret")
     with RunProgress(console, 5) as bar:
-        bar.started(COURSE.find("constant_add"))
+        bar.started(job)
         result = CheckResult(number=1, name="a", file="f", backend="interpret", passed=True)
-        bar.finished(COURSE.find("constant_add"), result)
+        bar.finished(job, result)
     assert not bar.enabled and stream.getvalue() == ""
 
 

@@ -1,2 +1,3 @@
-"""Checking many files at once, for every command that does: which puzzles can run here
-(`support`), the stored verdicts (`cache`) and the service that hands the rest to checkers."""
+"""Checking many files at once, for every command that does: the service (`service`) that takes
+jobs and options (`jobs`) and tells listeners what happens (`events`), which puzzles can run here
+(`support`), the stored verdicts (`cache`) and grade's table of submissions (`grade_results`)."""

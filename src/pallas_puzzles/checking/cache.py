@@ -33,8 +33,17 @@ from pallas_puzzles.workspace.folder import Workspace
 FOLDER = "results"
 MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
 CODE_SUFFIXES = (".py", ".toml", ".json")
-MOMENTARY = {FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH, FindingKind.INTERNAL}
 ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
+
+# Findings about the moment rather than the file (a check stopped at a limit, a checker that crashed,
+# a fault of ours): such a verdict is never stored, and never counts as a mutant caught.
+MOMENTARY = frozenset({FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH, FindingKind.INTERNAL})
+
+
+def about_the_file(result: CheckResult) -> bool:
+    """The verdict is about the file itself; the same file checked again would get it again."""
+    kinds = {f.kind for f in result.findings} | {f.kind for c in result.cases for f in c.findings}
+    return not kinds & MOMENTARY
 
 
 def runtime_identity() -> list[str]:
@@ -101,17 +110,19 @@ def backend_identity(requested: str, mode: Mode) -> str | None:
     return f"{requested} with {','.join(plugins) or 'no plugin'}"
 
 
+def known_backend(requested: str, mode: Mode) -> Backend | None:
+    """The backend checks will run on, when it is known without starting a checker (and JAX)."""
+    identity = backend_identity(requested, mode)
+    if identity is None:
+        return None
+    return backends.TPU if mode is Mode.LOWER else backends.get(identity.split()[0])
+
+
 def _stub_bytes(puzzle: Puzzle) -> bytes:
     try:
         return puzzle.stub_path.read_bytes()
     except OSError:
         return b""
-
-
-def cacheable(result: CheckResult) -> bool:
-    """A verdict about the file itself, not about this moment (time-outs, crashes, our faults)."""
-    kinds = {f.kind for f in result.findings} | {f.kind for c in result.cases for f in c.findings}
-    return not kinds & MOMENTARY
 
 
 class ResultCache:
@@ -128,13 +139,6 @@ class ResultCache:
         """What every key of this cache shares: code, versions, backend, mode, options, environment."""
         parts = [*runtime_identity(), str(self.backend), self.mode.value, str(self.fail_fast)]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
-
-    @property
-    def resolved(self) -> Backend | None:
-        """The backend checks will run on, when it is known without starting a checker."""
-        if self.backend is None:
-            return None
-        return backends.TPU if self.mode is Mode.LOWER else backends.get(self.backend.split()[0])
 
     def key(self, puzzle: Puzzle, file: Path) -> str | None:
         """The key of this file's verdict; None when it cannot be stored (unknown backend, unreadable file)."""
@@ -169,6 +173,6 @@ class ResultCache:
         may be about either version, is then not stored. A cache that cannot be
         written only makes the next run slower.
         """
-        if key is None or not cacheable(result) or self.key(puzzle, file) != key:
+        if key is None or not about_the_file(result) or self.key(puzzle, file) != key:
             return
         store_atomically(self.folder / key, pickle.dumps(result), MAX_ENTRIES)

@@ -1,100 +1,178 @@
-"""Checking a list of puzzles for `verify` and `lower`: stored verdicts first, then checkers.
+"""The checking service: every command that checks many files (verify/lower/perf, grade, dev check,
+the reference-time tool, the mutation harness) hands its jobs here.
 
-A file whose verdict is in the result cache is not checked again, and when
-every verdict is stored no checker (and no JAX) is started at all. The rest go
-to a pool of checker processes; each verdict is handed to the caller in course
-order, and stored.
+For each backend and mode asked for, it learns what the backend is (without a checker when that
+is known beforehand, else from the first pool it starts), skips the jobs that cannot run there
+(`support.refusal`, or bad input when the caller named one puzzle), answers from the result cache
+where the caller allows it, and checks the rest on pools of checker processes: one pool per target,
+backend and mode, one pool at a time (two would double the memory). Listeners hear of each step
+(`events`); the report holds every job's outcome in job order.
+
+An accelerator's jobs go first: one that is not there stops the run before it has cost much.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+import datetime
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING
 
-from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.backends import INTERPRET, Backend, Mode
 from pallas_puzzles.checking import support
-from pallas_puzzles.checking.cache import ResultCache
-from pallas_puzzles.course.model import Puzzle
-from pallas_puzzles.report.live import RunProgress
+from pallas_puzzles.checking.cache import ResultCache, known_backend
+from pallas_puzzles.checking.events import Dispatcher, Listener
+from pallas_puzzles.checking.jobs import Job, Options, Outcome, RunReport
+from pallas_puzzles.checking.support import Refusal
+from pallas_puzzles.errors import UserError
 from pallas_puzzles.results import CheckResult
-from pallas_puzzles.workspace.folder import Workspace
 
-Say = Callable[[str], None]
-Verdict = Callable[[Puzzle, CheckResult], None]
+if TYPE_CHECKING:
+    from pallas_puzzles.worker.pool import WorkerPool
 
-
-@dataclass
-class Run:
-    """What a command asked for: these puzzles' files, on one backend, in one mode."""
-
-    workspace: Workspace
-    files: dict[str, Path]  # puzzle name -> the file to check, in course order
-    requested: str
-    mode: Mode = Mode.RUN
-    # False for grades: a stored verdict is a file in the workspace, which whoever hands it in controls.
-    use_stored: bool = True
-    results: list[CheckResult] = field(default_factory=list)
-    skipped: list[Puzzle] = field(default_factory=list)
-    from_cache: int = 0
+Settle = Callable[[int, CheckResult, float], None]  # job index, result, seconds the check took
 
 
-def _announce(run: Run, backend: Backend, say: Say) -> None:
-    if run.mode is Mode.LOWER:
-        say("Checking that kernels lower for a TPU (Mosaic's lowering, cross-compiled on this machine)…")
-    else:
-        say(f"Checking on the {backend.name} backend…")
+def run(jobs: Sequence[Job], options: Options = Options(), listeners: Sequence[Listener] = ()) -> RunReport:
+    """Check every job; the outcomes come back in job order, and listeners hear of each as it comes."""
+    started, clock = datetime.datetime.now(), time.perf_counter()
+    dispatch = Dispatcher(listeners, jobs)
+    with _OnePool(options, dispatch) as pools:
+        for (requested, mode), indices in _by_backend(jobs).items():
+            _answer(jobs, indices, requested, mode, options, dispatch, pools)
+    outcomes = [outcome for outcome in dispatch.outcomes if outcome is not None]
+    assert len(outcomes) == len(jobs), "every job has an outcome"
+    report = RunReport(outcomes, started, time.perf_counter() - clock)
+    dispatch.done(report)
+    return report
 
 
-def check_all(run: Run, puzzles: list[Puzzle], progress: RunProgress, say: Say, warn: Say,
-              refuse: Callable[[Backend], None], verdict: Verdict) -> Backend:
-    """Check `puzzles` (skipping those that cannot run here); returns the backend used.
+def _by_backend(jobs: Sequence[Job]) -> dict[tuple[str, Mode], list[int]]:
+    """Job indices by (backend requested, mode): an accelerator's first, the interpreter's next, lowering last."""
+    keys: dict[tuple[str, Mode], list[int]] = {}
+    for index, job in enumerate(jobs):
+        keys.setdefault((job.requested, job.mode), []).append(index)
+    order = sorted(keys, key=lambda key: (key[1] is Mode.LOWER, key[0] == INTERPRET.name))
+    return {key: keys[key] for key in order}
 
-    `refuse` may refuse the backend (a single puzzle that does not run on it);
-    `verdict` is called with each result in course order, as soon as it is known.
-    """
-    from pallas_puzzles.worker.pool import WorkerPool, check_by_target, pool_size
 
-    cache = ResultCache(run.workspace, run.requested, run.mode)
-    with contextlib.ExitStack() as stack:
-        started: list[WorkerPool] = []  # a pool started early, only to learn what `auto` is
+def _by_target(jobs: Sequence[Job], indices: list[int]) -> dict[str, list[int]]:
+    targets: dict[str, list[int]] = {}
+    for index in indices:
+        targets.setdefault(jobs[index].puzzle.target, []).append(index)
+    return targets
 
-        def start_pool(target: str, jobs: int) -> WorkerPool:
-            pool = stack.enter_context(WorkerPool(run.requested, pool_size(jobs), run.mode, target))
-            pool.start()
-            if pool.warning:
-                warn(pool.warning)
-            return pool
 
-        backend = cache.resolved
-        if backend is None:
-            started.append(start_pool(puzzles[0].target, len(puzzles)))
-            backend = started[0].backend
-        refuse(backend)
-        run.skipped = [p for p in puzzles if support.refusal(p, backend, run.mode) is not None]
-        todo = [p for p in puzzles if p not in run.skipped]
-        keys = {p.name: cache.key(p, run.files[p.name]) for p in todo}
-        stored = {p.name: r for p in todo if run.use_stored and (r := cache.get(keys[p.name], p)) is not None}
-        unchecked = [(p, run.files[p.name]) for p in todo if p.name not in stored]
-        _announce(run, backend, say)
+def _refusals(jobs: Sequence[Job], indices: list[int], backend: Backend | None, mode: Mode,
+              options: Options) -> dict[int, Refusal]:
+    found = {i: refusal for i in indices if (refusal := support.refusal(jobs[i].puzzle, backend, mode)) is not None}
+    if found and options.refusal_is_bad_input:
+        raise UserError(next(iter(found.values())).sentence)
+    return found
 
-        def open_pool(target: str, jobs: int) -> WorkerPool:
-            early = next((p for p in started if p.target == target), None)
-            if early is None:
-                return start_pool(target, jobs)
-            started.remove(early)
-            return early
 
-        results = check_by_target(unchecked, open_pool, on_start=progress.started, on_done=progress.finished)
-        for puzzle in todo:
-            result = stored.get(puzzle.name)
-            if result is None:
-                result = next(results)
-                cache.put(keys[puzzle.name], puzzle, run.files[puzzle.name], result)
-            else:
-                run.from_cache += 1
-                progress.finished(puzzle, result, cached=True)
-            run.results.append(result)
-            verdict(puzzle, result)
-    return backend
+def _answer(jobs: Sequence[Job], indices: list[int], requested: str, mode: Mode, options: Options,
+            dispatch: Dispatcher, pools: _OnePool) -> None:
+    """Every job of one backend request and mode: refused, stored or checked."""
+    refused = _refusals(jobs, indices, None, mode, options)  # a jax too old: said before any checker starts
+    left = [i for i in indices if i not in refused]
+    backend = known_backend(requested, mode)
+    if backend is None and left:
+        target, first = next(iter(_by_target(jobs, left).items()))
+        backend = pools.open(requested, mode, target, len(first)).backend
+    if backend is not None:
+        refused |= _refusals(jobs, left, backend, mode, options)
+        dispatch.resolved(backend, mode)
+    cache = ResultCache(options.workspace, requested, mode, options.fail_fast) if options.workspace else None
+    keys: dict[int, str | None] = {}
+    for index in indices:
+        job = jobs[index]
+        if index in refused:
+            dispatch.settled(index, Outcome(job, refusal=refused[index], backend=backend))
+            continue
+        keys[index] = cache.key(job.puzzle, job.file) if cache is not None else None
+        stored = cache.get(keys[index], job.puzzle) if cache is not None and options.use_stored else None
+        if stored is not None:
+            dispatch.settled(index, Outcome(job, stored, backend=backend, cached=True))
+
+    def settle(index: int, result: CheckResult, seconds: float) -> None:
+        job = jobs[index]
+        if cache is not None:
+            cache.put(keys[index], job.puzzle, job.file, result)
+        dispatch.settled(index, Outcome(job, result, backend=backend, seconds=seconds))
+
+    unchecked = [i for i in keys if dispatch.outcomes[i] is None]
+    for target, group in _by_target(jobs, unchecked).items():
+        _check(pools.open(requested, mode, target, len(group)), jobs, group, options.fail_fast, dispatch, settle)
+    pools.close()
+
+
+def _check(pool: WorkerPool, jobs: Sequence[Job], group: list[int], fail_fast: bool, dispatch: Dispatcher,
+           settle: Settle) -> None:
+    """Check `group` on `pool`. The pool's threads only post what happens; it is told to the listeners
+    here, on the caller's thread, so that a listener needs no lock and Ctrl-C reaches the caller."""
+    posted: queue.Queue[tuple[int, float, CheckResult | None] | BaseException | None] = queue.Queue()
+
+    def drain() -> None:
+        try:
+            for _ in pool.check_in_order([(jobs[i].puzzle, jobs[i].file) for i in group], fail_fast,
+                                         on_start=lambda n: posted.put((n, time.perf_counter(), None)),
+                                         on_done=lambda n, result: posted.put((n, time.perf_counter(), result))):
+                pass
+        except BaseException as exc:  # raised on the caller's thread, below
+            posted.put(exc)
+        else:
+            posted.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    began: dict[int, float] = {}
+    while (event := posted.get()) is not None:
+        if isinstance(event, BaseException):
+            raise event
+        n, at, result = event
+        if result is None:
+            began[n] = at
+            dispatch.started(group[n])
+        else:
+            settle(group[n], result, at - began.get(n, at))
+
+
+class _OnePool:
+    """The one pool of checkers a run holds at a time: opening another closes the one before."""
+
+    def __init__(self, options: Options, dispatch: Dispatcher) -> None:
+        self.options = options
+        self.dispatch = dispatch
+        self.held: tuple[tuple[str, Mode, str], WorkerPool] | None = None
+
+    def open(self, requested: str, mode: Mode, target: str, jobs: int) -> WorkerPool:
+        """A started pool for `target`'s checks on this backend and mode (the one held, if it is that one)."""
+        from pallas_puzzles.worker import pool as pools
+        from pallas_puzzles.worker.client import Limits
+
+        key = (requested, mode, target)
+        if self.held is not None and self.held[0] == key:
+            return self.held[1]
+        self.close()
+        size = pools.pool_size(jobs, self.options.workers or None)
+        pool = pools.WorkerPool(requested, size, mode, target, self.options.limits or Limits())
+        self.held = (key, pool)
+        pool.start()
+        if pool.warning:
+            self.dispatch.warned(pool.warning)
+        return pool
+
+    def close(self) -> None:
+        if self.held is not None:
+            self.held[1].stop()
+            self.held = None
+
+    def __enter__(self) -> _OnePool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()

@@ -14,11 +14,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pallas_puzzles.backends import Mode
-from pallas_puzzles.checking import support
-from pallas_puzzles.checking.grade_results import Cell, GradeTable, Submission
+from pallas_puzzles.checking import service
+from pallas_puzzles.checking.grade_results import GradeJob, GradeTable, Submission
+from pallas_puzzles.checking.jobs import Options
 from pallas_puzzles.course import source as course_source
-from pallas_puzzles.course.model import Course, Puzzle
+from pallas_puzzles.course.model import Course
 from pallas_puzzles.errors import EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.output import Output
 from pallas_puzzles.report.live import RunProgress
@@ -26,7 +26,6 @@ from pallas_puzzles.results import Status
 from pallas_puzzles.worker.client import Limits
 from pallas_puzzles.workspace.folder import Workspace
 
-MISSING, SKIPPED = "missing", "skipped"
 Say = Callable[[str], None]
 
 
@@ -45,53 +44,10 @@ def submission(given: str, course: Course, warn: Say) -> Submission:
     return Submission(given, folder)
 
 
-def grade(course: Course, submissions: list[Submission], requested: str, limits: Limits,
-          progress: Callable[[int], RunProgress]) -> GradeTable:
-    """Check every submission's file of every counted puzzle; the table of their verdicts."""
-    from pallas_puzzles.worker.pool import WorkerPool, check_by_target, pool_size
-
-    table = GradeTable(course, submissions)
-    jobs: list[tuple[Submission, Puzzle, Path]] = []
-    for sub in submissions:
-        for puzzle in course.counted:
-            file = sub.folder / puzzle.file
-            if file.is_file():
-                jobs.append((sub, puzzle, file))
-            else:
-                table.cells[(sub.name, puzzle.name)] = Cell(MISSING, message=f"{puzzle.file} is not there")
-    waiting: list[WorkerPool] = []  # started to learn the backend, not yet checking
-
-    def open_pool(target: str, size: int) -> WorkerPool:
-        early = next((p for p in waiting if p.target == target), None)
-        if early is not None:
-            waiting.remove(early)
-            return early
-        pool = WorkerPool(requested, pool_size(size), Mode.RUN, target, limits)
-        pool.start()
-        return pool
-
-    try:
-        if jobs:
-            waiting.append(open_pool(jobs[0][1].target, len(jobs)))
-            backend = waiting[0].backend
-            table.backend = backend.name
-            runnable = []
-            for sub, puzzle, file in jobs:
-                refusal = support.refusal(puzzle, backend)
-                if refusal is None:
-                    runnable.append((sub, puzzle, file))
-                else:
-                    table.cells[(sub.name, puzzle.name)] = Cell(SKIPPED, refusal.kind.id, refusal.sentence)
-            runnable.sort(key=lambda job: job[1].target)  # one pool per target
-            with progress(len(runnable)) as bar:
-                verdicts = check_by_target([(p, f) for _, p, f in runnable], open_pool,
-                                           on_start=bar.started, on_done=bar.finished)
-                for (sub, puzzle, _), result in zip(runnable, verdicts):
-                    table.cells[(sub.name, puzzle.name)] = Cell.of(result)
-    finally:
-        for pool in waiting:
-            pool.stop()
-    return table
+def grade_jobs(course: Course, submissions: list[Submission], requested: str) -> list[GradeJob]:
+    """A check of every submission's file of every counted puzzle; a file not handed in has none."""
+    return [GradeJob(puzzle, sub.folder / puzzle.file, requested, submission=sub)
+            for sub in submissions for puzzle in course.counted if (sub.folder / puzzle.file).is_file()]
 
 
 def cmd_grade(out: Output, given: list[str], course_name: str | None, requested: str, csv_file: str | None,
@@ -109,8 +65,11 @@ def cmd_grade(out: Output, given: list[str], course_name: str | None, requested:
         raise UserError("Only one of --csv and --json can go to stdout (-); give the other a file name.")
     course = load_course(course_source.resolve(course_name or course_source.BUILTIN).folder)
     submissions = [submission(name, course, out.warning) for name in dict.fromkeys(given)]
-    table = grade(course, submissions, requested, Limits(seconds, memory_mib),
-                  lambda total: RunProgress(out.notices, total, "Grading"))
+    jobs = grade_jobs(course, submissions, requested)
+    with RunProgress(out.notices, len(jobs), "Grading") as bar:
+        # Never from stored verdicts: those live in the submission, which its author controls.
+        report = service.run(jobs, Options(limits=Limits(seconds, memory_mib)), [bar])
+    table = GradeTable(course, submissions, report)
     for name, view in writes.items():
         if name == "-":
             sys.stdout.write(view(table))
@@ -119,5 +78,4 @@ def cmd_grade(out: Output, given: list[str], course_name: str | None, requested:
             Path(name).write_text(view(table), encoding="utf-8")
             out.info(f"Wrote {name}.")
     grade_table.render(out.notices, table)
-    errors = any(cell.status == Status.ERROR.value for cell in table.cells.values())
-    return EXIT_INTERNAL if errors else EXIT_PASS
+    return EXIT_INTERNAL if table.report.count(Status.ERROR) else EXIT_PASS

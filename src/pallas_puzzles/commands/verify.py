@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-import datetime
+import dataclasses
 from pathlib import Path
 
 from pallas_puzzles import backends
 from pallas_puzzles.backends import Backend, Mode
-from pallas_puzzles.checking import support
-from pallas_puzzles.checking.service import Run
-from pallas_puzzles.checking.service import check_all as check_all_puzzles
+from pallas_puzzles.checking import service
+from pallas_puzzles.checking.events import Listener
+from pallas_puzzles.checking.jobs import Job, Options, RunReport
 from pallas_puzzles.commands.common import open_progress, shown_path
 from pallas_puzzles.course import source as course_source
-from pallas_puzzles.course.model import Course, Puzzle
+from pallas_puzzles.course.model import Course
 from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.output import Output
 from pallas_puzzles.perf.model import for_chip
 from pallas_puzzles.report import sentences
-from pallas_puzzles.report.formats import RunReport, Verdict
+from pallas_puzzles.report.formats import Verdict
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
 from pallas_puzzles.workspace.folder import find_workspace, reference_solution
+from pallas_puzzles.workspace.progress import Progress
 
 
 def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_name: str | None) -> int:
@@ -32,50 +33,73 @@ def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_
     return cmd_verify(out, key, False, requested, solution, card=True, chip_name=chip_name)
 
 
+class _Warned(Listener):
+    def __init__(self, out: Output) -> None:
+        self.out = out
+
+    def warned(self, message: str) -> None:
+        self.out.warning(message)
+
+
+class _Shown(_Warned):
+    """What `verify` prints as its run goes: each verdict in course order (recording each pass), then
+    the puzzles skipped, the verdicts kept from earlier checks and the format's summary or document."""
+
+    in_job_order = True
+
+    def __init__(self, out: Output, progress: Progress, many: bool, solutions: bool, card: bool,
+                 chip_name: str | None) -> None:
+        super().__init__(out)
+        self.progress, self.many, self.solutions = progress, many, solutions
+        self.card, self.chip_name = card, chip_name
+        self.results: list[CheckResult] = []  # the verdicts shown so far
+
+    def resolved(self, backend: Backend, mode: Mode) -> None:
+        if mode is Mode.LOWER:
+            self.out.info("Checking that kernels lower for a TPU (Mosaic's lowering, cross-compiled on this machine)…")
+        else:
+            self.out.info(f"Checking on the {backend.name} backend…")
+
+    def cached(self, job: Job, result: CheckResult) -> None:
+        self.finished(job, result)
+
+    def finished(self, job: Job, result: CheckResult) -> None:
+        if self.chip_name:
+            result.cases = for_chip(result.cases, self.chip_name)
+        self.results.append(result)
+        self.out.write(self.out.format.check(Verdict(job.puzzle, result, card=self.card, one_of_many=self.many)))
+        if result.passed and not self.solutions:
+            self.progress.record_pass(job.puzzle)
+
+    def done(self, report: RunReport) -> None:
+        for outcome in report.refused:
+            assert outcome.refusal is not None
+            self.out.info(f"- puzzle {outcome.puzzle.number} skipped: {outcome.refusal.sentence}")
+        if report.from_cache and self.progress.workspace is not None:
+            self.out.info(sentences.kept_verdicts(report.from_cache,
+                                                  shown_path(self.progress.workspace.meta / "results")))
+        self.out.write(self.out.format.run(dataclasses.replace(report, course=self.progress.course, many=self.many)))
+
+
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
                mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None) -> int:
-    started = datetime.datetime.now()
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
-    files = {p.name: reference_solution(p) if solutions else progress.learner_file(p) for p in puzzles}
+    jobs = [Job(p, reference_solution(p) if solutions else progress.learner_file(p), requested, mode)
+            for p in puzzles]
     # A document for an autograder checks every file afresh: stored verdicts live in the learner's workspace.
-    run = Run(progress.workspace, files, requested, mode, use_stored=out.format.trusts_stored)
-    report = RunReport(many=check_all, course=progress.course, puzzles=puzzles, started=started)
-    if not check_all:
-        support.require(puzzles[0], None)  # a jax too old: say so before any checker starts
-
-    def refuse(backend: Backend) -> None:
-        if not check_all:
-            support.require(puzzles[0], backend, mode)
-
-    def verdict(puzzle: Puzzle, result: CheckResult) -> None:
-        if chip_name:
-            result.cases = for_chip(result.cases, chip_name)
-        one = Verdict(puzzle, result, card=card and not check_all and mode is Mode.RUN, one_of_many=check_all)
-        report.verdicts.append(one)
-        out.write(out.format.check(one))
-        if result.passed and not solutions:
-            progress.record_pass(puzzle)
-
+    options = Options(workspace=progress.workspace, use_stored=out.format.trusts_stored,
+                      refusal_is_bad_input=not check_all)
+    shown = _Shown(out, progress, check_all, solutions, card and not check_all and mode is Mode.RUN, chip_name)
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
     try:
-        with RunProgress(out.console, len(puzzles), verb, enabled=not out.format.document) as bar:
-            backend = check_all_puzzles(run, puzzles, bar, out.info, out.warning, refuse, verdict)
+        with RunProgress(out.console, len(jobs), verb, enabled=not out.format.document) as bar:
+            report = service.run(jobs, options, [bar, shown])
     except KeyboardInterrupt:  # say how far it got; the boundary then exits 130
         if check_all:
-            out.info(sentences.interrupted(len(run.results), len(puzzles), run.results))
+            out.info(sentences.interrupted(len(shown.results), len(puzzles), shown.results))
         raise
-    for puzzle in run.skipped:
-        refusal = support.refusal(puzzle, backend, mode)
-        report.skipped.append((puzzle, refusal.sentence if refusal else "it does not run here."))
-        out.info(f"- puzzle {puzzle.number} skipped: {report.skipped[-1][1]}")
-    if run.from_cache:
-        out.info(sentences.kept_verdicts(run.from_cache, shown_path(progress.workspace.meta / "results")))
-    report.backend, report.seconds = backend.name, (datetime.datetime.now() - started).total_seconds()
-    out.write(out.format.run(report))
-    if any(r.status is Status.ERROR for r in run.results):
-        return EXIT_INTERNAL
-    return EXIT_PASS if all(r.passed for r in run.results) else EXIT_FAIL
+    return exit_code(report.results)
 
 
 def _course_around(file: Path) -> Course:
@@ -85,6 +109,13 @@ def _course_around(file: Path) -> Course:
     except UserError:
         return load_course()
     return course_source.course_of(workspace)
+
+
+def exit_code(results: list[CheckResult]) -> int:
+    """3 when a checker failed (no verdict), else 0 when every check passed, else 1."""
+    if any(r.status is Status.ERROR for r in results):
+        return EXIT_INTERNAL
+    return EXIT_PASS if all(r.passed for r in results) else EXIT_FAIL
 
 
 def verify_file(path: str) -> int:
@@ -98,16 +129,8 @@ def verify_file(path: str) -> int:
         puzzle = _course_around(file).by_file(file.name)
         if puzzle is None:
             raise UserError(f"{file.name} is not a puzzle file of this course.")
-        from pallas_puzzles.worker.client import Worker
-
-        support.require(puzzle, None)
-        with Worker(backends.AUTO, target=puzzle.target) as worker:
-            backend = worker.start()
-            if worker.warning:
-                out.warning(worker.warning)
-            support.require(puzzle, backend)
-            result = worker.check(puzzle, file)
-        out.write(out.format.check(Verdict(puzzle, result)))
-        return EXIT_PASS if result.passed else EXIT_FAIL
+        report = service.run([Job(puzzle, file, backends.AUTO)], Options(refusal_is_bad_input=True), [_Warned(out)])
+        out.write(out.format.check(Verdict(puzzle, report.results[0])))
+        return exit_code(report.results)
 
     return run_guarded(check, out.error)

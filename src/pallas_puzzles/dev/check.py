@@ -4,7 +4,8 @@ Every stub must fail (it loads and runs, then is wrong), every solution must pas
 interpreter and lower for a TPU where the puzzle declares one, every listed mistake must fail with
 its declared finding kind and name its line, every listed correct alternative must pass. The
 kernels run in parallel on pools of checkers (one pool per target and mode at a time), as
-`verify --all` does. A puzzle this jax is too old for is skipped, not a problem.
+`verify --all` does, through the checking service. A puzzle that cannot run here (a jax too old
+for it) is skipped, not a problem.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from pathlib import Path
 
 from pallas_puzzles import backends
 from pallas_puzzles.backends import Mode
-from pallas_puzzles.checking import support
-from pallas_puzzles.course.model import Course, Puzzle
+from pallas_puzzles.checking import service, support
+from pallas_puzzles.checking.events import Listener
+from pallas_puzzles.checking.jobs import Job, RunReport
+from pallas_puzzles.course.model import Course
 from pallas_puzzles.course.reader import COURSE_FILE, load_course
 from pallas_puzzles.dev import examples, static
 from pallas_puzzles.dev.static import Problem
@@ -29,13 +32,11 @@ from pallas_puzzles.results import CheckResult, Status
 STUB, SOLUTION, LOWERING, MISTAKE, CORRECT = "stub", "solution", "lowering", "mistake", "correct"
 
 
-@dataclass(frozen=True)
-class Job:
+@dataclass(frozen=True, kw_only=True)
+class CourseJob(Job):
+    """A check that dev check asks for, and what it stands for."""
+
     subject: str  # one of the five above
-    puzzle: Puzzle
-    file: Path
-    mode: Mode = Mode.RUN
-    requested: str = backends.INTERPRET.name
     example: examples.Example | None = None
 
     @property
@@ -51,40 +52,48 @@ class CourseCheck:
     folder: Path
     course: Course | None = None
     problems: list[Problem] = field(default_factory=list)
-    checked: list[tuple[Job, CheckResult]] = field(default_factory=list)
-    skipped: list[Problem] = field(default_factory=list)  # not problems: puzzles this jax cannot run
+    run: RunReport | None = None  # the kernels' checks; None when the course file could not be read
 
     @property
     def passed(self) -> bool:
         return not self.problems
 
+    @property
+    def checked(self) -> list[tuple[CourseJob, CheckResult]]:
+        """Every job that was checked, with its verdict, in job order."""
+        outcomes = self.run.verdicts if self.run is not None else []
+        return [(o.job, o.result) for o in outcomes if isinstance(o.job, CourseJob) and o.result is not None]
+
+    @property
+    def skipped(self) -> list[Problem]:
+        """Not problems: the puzzles that cannot be checked here (this jax is too old for them), once each."""
+        refused = {o.puzzle.name: o.refusal.sentence for o in (self.run.refused if self.run else [])
+                   if o.refusal is not None}
+        return [Problem(name, "skipped", sentence) for name, sentence in refused.items()]
+
 
 def _jobs(course: Course, usable: list[examples.Example], problems: list[Problem], scratch: Path,
-          accelerator: str | None) -> tuple[list[Job], list[Problem]]:
-    jobs: list[Job] = []
-    skipped: list[Problem] = []
+          accelerator: str | None) -> list[CourseJob]:
+    jobs: list[CourseJob] = []
+    interpret = backends.INTERPRET.name
     for puzzle in course.puzzles:
         # A file that is missing or not Python, a spec or target that cannot load: already a problem.
         broken = {p.subject for p in problems if p.puzzle == puzzle.name and p.blocking}
         if broken & {"spec", "target"}:
             continue
-        refusal = support.refusal(puzzle, None)
-        if refusal is not None:
-            skipped.append(Problem(puzzle.name, "skipped", refusal.sentence))
-            continue
         if STUB not in broken and not puzzle.tour:
-            jobs.append(Job(STUB, puzzle, puzzle.stub_path))
+            jobs.append(CourseJob(puzzle, puzzle.stub_path, interpret, subject=STUB))
         if SOLUTION in broken:
             continue
-        jobs.append(Job(SOLUTION, puzzle, puzzle.solution_path))
+        jobs.append(CourseJob(puzzle, puzzle.solution_path, interpret, subject=SOLUTION))
         if puzzle.supports(backends.TPU) and support.refusal(puzzle, backends.TPU, Mode.LOWER) is None:
-            jobs.append(Job(LOWERING, puzzle, puzzle.solution_path, Mode.LOWER, backends.TPU.name))
+            jobs.append(CourseJob(puzzle, puzzle.solution_path, backends.TPU.name, Mode.LOWER, subject=LOWERING))
         if accelerator is not None and accelerator in puzzle.backends:
-            jobs.append(Job(SOLUTION, puzzle, puzzle.solution_path, requested=accelerator))
+            jobs.append(CourseJob(puzzle, puzzle.solution_path, accelerator, subject=SOLUTION))
         for example in (e for e in usable if e.puzzle == puzzle.name):
-            jobs.append(Job(CORRECT if example.must_pass else MISTAKE, puzzle,
-                            examples.build(example, course, scratch), example=example))
-    return jobs, skipped
+            jobs.append(CourseJob(puzzle, examples.build(example, course, scratch), interpret,
+                                  subject=CORRECT if example.must_pass else MISTAKE, example=example))
+    return jobs
 
 
 def _is_the_stubs_twin(result: CheckResult) -> bool:
@@ -93,7 +102,7 @@ def _is_the_stubs_twin(result: CheckResult) -> bool:
     return result.not_started and not result.cases and len(result.findings) == 1
 
 
-def judge(job: Job, result: CheckResult) -> str | None:
+def judge(job: CourseJob, result: CheckResult) -> str | None:
     """What is wrong with this verdict for this job; None when it is the verdict the job wants."""
     if result.status is Status.ERROR:
         return f"the checker itself failed: {headline(result)}"
@@ -126,27 +135,9 @@ def judge(job: Job, result: CheckResult) -> str | None:
 OpenProgress = Callable[[int], RunProgress]
 
 
-def _run(jobs: list[Job], progress: RunProgress) -> list[CheckResult]:
-    """Every job's verdict, in the jobs' order; checked one (backend, mode) at a time, one pool per target."""
-    from pallas_puzzles.worker.pool import WorkerPool, check_by_target, pool_size
-
-    results: dict[int, CheckResult] = {}
-    # An accelerator's runs first: one that is not there should stop the check before it has cost much.
-    batches = sorted(dict.fromkeys((j.requested, j.mode) for j in jobs),
-                     key=lambda key: (key[1] is Mode.LOWER, key[0] == backends.INTERPRET.name))
-    for requested, mode in batches:
-        batch = sorted((i for i, j in enumerate(jobs) if (j.requested, j.mode) == (requested, mode)),
-                       key=lambda i: jobs[i].puzzle.target)
-
-        def open_pool(target: str, size: int, requested: str = requested, mode: Mode = mode) -> WorkerPool:
-            pool = WorkerPool(requested, pool_size(size), mode, target)
-            pool.start()
-            return pool
-
-        pairs = [(jobs[i].puzzle, jobs[i].file) for i in batch]
-        verdicts = check_by_target(pairs, open_pool, on_start=progress.started, on_done=progress.finished)
-        results.update(zip(batch, verdicts))
-    return [results[i] for i in range(len(jobs))]
+def run_jobs(jobs: list[CourseJob], progress: Listener) -> RunReport:
+    """Every job's outcome, in the jobs' order: always a fresh check (a course's verdicts are never stored)."""
+    return service.run(jobs, listeners=[progress])
 
 
 def check_course(folder: Path, open_progress: OpenProgress, accelerator: str | None = None) -> CourseCheck:
@@ -155,20 +146,19 @@ def check_course(folder: Path, open_progress: OpenProgress, accelerator: str | N
     if not (folder / COURSE_FILE).is_file():
         raise UserError(f"{folder} holds no {COURSE_FILE}; run `pallas-puzzles dev check` in a course folder, "
                         f"or give its path (`pallas-puzzles dev new DIR` starts one).")
-    report = CourseCheck(folder)
+    check = CourseCheck(folder)
     try:
-        report.course = course = load_course(folder)
+        check.course = course = load_course(folder)
     except UserError as exc:
-        report.problems.append(Problem(None, COURSE_FILE, exc.message))
-        return report
-    report.problems, usable = static.problems(course)
+        check.problems.append(Problem(None, COURSE_FILE, exc.message))
+        return check
+    check.problems, usable = static.problems(course)
     with tempfile.TemporaryDirectory(prefix="pallas-puzzles-dev-check-") as scratch:
-        jobs, report.skipped = _jobs(course, usable, report.problems, Path(scratch), accelerator)
+        jobs = _jobs(course, usable, check.problems, Path(scratch), accelerator)
         with open_progress(len(jobs)) as progress:
-            results = _run(jobs, progress) if jobs else []
-    for job, result in zip(jobs, results):
-        report.checked.append((job, result))
+            check.run = run_jobs(jobs, progress)
+    for job, result in check.checked:
         wrong = judge(job, result)
         if wrong is not None:
-            report.problems.append(Problem(job.puzzle.name, job.name, wrong))
-    return report
+            check.problems.append(Problem(job.puzzle.name, job.name, wrong))
+    return check

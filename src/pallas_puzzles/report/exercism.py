@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pallas_puzzles.report import run_report
+from pallas_puzzles.checking.jobs import Outcome, RunReport
+from pallas_puzzles.course.model import Course
+from pallas_puzzles.report.formats import AutograderFormat
 from pallas_puzzles.report.plain_text import verdict
-from pallas_puzzles.report.run_report import Outcome, RunReport
 from pallas_puzzles.results import Status
 
 VERSION = 3
@@ -30,18 +31,19 @@ def capped(output: str) -> str:
     return output[: OUTPUT_LIMIT - len(TRUNCATED)] + TRUNCATED
 
 
-def _test(report: RunReport, outcome: Outcome) -> dict[str, Any]:
+def _test(course: Course, outcome: Outcome) -> dict[str, Any]:
     puzzle, result = outcome.puzzle, outcome.result
     test: dict[str, Any] = {
         "name": f"Puzzle {puzzle.number}: {puzzle.title}",
         "test_code": f"pallas-puzzles verify {puzzle.name}",
-        "status": outcome.status.value,
+        # exercism has no "skipped": a test that could not run here is an error, with its reason.
+        "status": (result.status if result is not None else Status.ERROR).value,
         "message": None,
         "output": None,
-        "task_id": report.course.chapter_of(puzzle).number,
+        "task_id": course.chapter_of(puzzle).number,
     }
     if result is None:
-        test["message"] = f"Not checked: {outcome.skipped}"
+        test["message"] = f"Not checked: {outcome.refusal.sentence if outcome.refusal else ''}"
         return test
     if not result.passed:
         test["message"] = verdict(result, puzzle)
@@ -51,7 +53,9 @@ def _test(report: RunReport, outcome: Outcome) -> dict[str, Any]:
 
 
 def document(report: RunReport) -> dict[str, Any]:
-    tests = [_test(report, outcome) for outcome in report.outcomes]
+    course = report.course
+    assert course is not None, "a verify run records its course"
+    tests = [_test(course, outcome) for outcome in report.outcomes]
     status = Status.PASS if all(t["status"] == Status.PASS.value for t in tests) else Status.FAIL
     return {"version": VERSION, "status": status.value, "message": None, "tests": tests}
 
@@ -66,7 +70,7 @@ def error(message: str) -> str:
                       indent=2, ensure_ascii=False) + "\n"
 
 
-class ExercismFormat(run_report.AutograderFormat):
+class ExercismFormat(AutograderFormat):
     """`--format exercism`: exercism's results.json (version 3) on stdout once the run is over."""
 
     name = "exercism"

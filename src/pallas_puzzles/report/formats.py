@@ -12,12 +12,12 @@ name listed there. Modules are imported on first use, like the checker's targets
 
 from __future__ import annotations
 
-import datetime
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pallas_puzzles.course.model import Course, Puzzle
+from pallas_puzzles.checking.jobs import RunReport
+from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.results import CheckResult
 
@@ -52,26 +52,6 @@ class Verdict:
         return self.card and self.result.numbers_right
 
 
-@dataclass
-class RunReport:
-    """A finished `verify`/`lower`/`perf` run: every verdict, and the puzzles it skipped and why."""
-
-    verdicts: list[Verdict] = field(default_factory=list)
-    skipped: list[tuple[Puzzle, str]] = field(default_factory=list)
-    many: bool = False  # `--all`: a summary, not one check
-    # What the autograders' documents also record: the course, the puzzles asked for (in course
-    # order), where and when the run happened and how long it took.
-    course: Course | None = None
-    puzzles: list[Puzzle] = field(default_factory=list)
-    backend: str = ""
-    seconds: float = 0.0
-    started: datetime.datetime | None = None
-
-    @property
-    def results(self) -> list[CheckResult]:
-        return [v.result for v in self.verdicts]
-
-
 Rendered = Any  # a rich renderable (terminal) or text (the others); None: nothing to write
 
 
@@ -97,7 +77,7 @@ class Format:
         return None if self.document else self._cannot("a check")
 
     def run(self, report: RunReport) -> Rendered:
-        """Everything is checked: a summary, or the one document."""
+        """Everything is checked (the run's report, in course order): a summary, or the one document."""
         return None
 
     def listing(self, progress: Progress) -> Rendered:
@@ -116,6 +96,20 @@ class Format:
 
     def _cannot(self, what: str) -> Rendered:
         raise UserError(f"The {self.name} format cannot show {what}.")
+
+
+class AutograderFormat(Format):
+    """A document for an autograder (JUnit XML, results.json), written once the run is over. Always
+    from fresh checks: stored verdicts live in the learner's workspace, which the learner controls."""
+
+    document = True
+    trusts_stored = False
+
+    def run(self, report: RunReport) -> str:
+        return self.render(report)
+
+    def render(self, report: RunReport) -> str:
+        raise NotImplementedError
 
 
 def get(name: str) -> Format:

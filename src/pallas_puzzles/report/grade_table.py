@@ -6,15 +6,50 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
+from pallas_puzzles.report.headline import headline
+from pallas_puzzles.results import Status
+
 if TYPE_CHECKING:
-    from pallas_puzzles.checking.grade_results import GradeTable
+    from pallas_puzzles.checking.grade_results import GradeTable, Submission
+    from pallas_puzzles.course.model import Puzzle
 
 SCHEMA_VERSION = 1
+MISSING, SKIPPED = "missing", "skipped"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One submission's verdict on one puzzle, as the table shows it."""
+
+    status: str  # pass, fail, error (the checker failed), missing or skipped
+    kind: str = ""  # the finding kind behind a fail or an error, or the refusal's behind a skip
+    message: str = ""  # one line: what went wrong, or why it was skipped
+    seconds: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """"pass", "fail:oob-read", "missing": the table's cell."""
+        return f"{self.status}:{self.kind}" if self.kind else self.status
+
+
+def cell(table: GradeTable, submission: Submission, puzzle: Puzzle) -> Cell:
+    outcome = table.outcome(submission, puzzle)
+    if outcome is None:
+        return Cell(MISSING, message=f"{puzzle.file} is not there")
+    result = outcome.result
+    if result is None:
+        assert outcome.refusal is not None
+        return Cell(SKIPPED, outcome.refusal.kind.id, outcome.refusal.sentence)
+    if result.passed:
+        return Cell(Status.PASS.value, seconds=result.seconds)
+    kind = result.kind.id if result.kind is not None else ""
+    return Cell(result.status.value, kind, headline(result), result.seconds)
 
 
 def csv_text(table: GradeTable) -> str:
@@ -24,7 +59,7 @@ def csv_text(table: GradeTable) -> str:
     writer.writerow(["submission", "passed", "total", *(p.name for p in table.puzzles)])
     for sub in table.submissions:
         writer.writerow([sub.name, table.passed(sub), len(table.puzzles),
-                         *(table.cell(sub, p).text for p in table.puzzles)])
+                         *(cell(table, sub, p).text for p in table.puzzles)])
     return buffer.getvalue()
 
 
@@ -40,9 +75,9 @@ def document(table: GradeTable) -> dict[str, Any]:
             "folder": str(sub.folder),
             "passed": table.passed(sub),
             "total": len(table.puzzles),
-            "results": {p.name: {"status": cell.status, "kind": cell.kind or None, "message": cell.message or None,
-                                 "seconds": round(cell.seconds, 3)}
-                        for p in table.puzzles for cell in (table.cell(sub, p),)},
+            "results": {p.name: {"status": c.status, "kind": c.kind or None, "message": c.message or None,
+                                 "seconds": round(c.seconds, 3)}
+                        for p in table.puzzles for c in (cell(table, sub, p),)},
         } for sub in table.submissions],
     }
 
@@ -55,8 +90,8 @@ def render(console: Console, table: GradeTable) -> None:
     """Per submission: puzzles passed, and the others with what went wrong."""
     for sub in table.submissions:
         line = Text(f"{sub.name}: {table.passed(sub)}/{len(table.puzzles)} passed", style="bold")
-        others = [f"{p.number} {table.cell(sub, p).text}" for p in table.puzzles
-                  if table.cell(sub, p).status != "pass"]
+        others = [f"{p.number} {c.text}" for p in table.puzzles
+                  if (c := cell(table, sub, p)).status != Status.PASS.value]
         if others:
             line.append("  (" + ", ".join(others) + ")", style="dim")
         console.print(line, soft_wrap=True)

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from pallas_puzzles import backends
 from pallas_puzzles.perf.figures import Performance
-from pallas_puzzles.report.formats import Format, RunReport
+from pallas_puzzles.report.formats import Format
 from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.report.traffic_card import traffic_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
 if TYPE_CHECKING:
+    from pallas_puzzles.checking.jobs import RunReport
     from pallas_puzzles.dev.check import CourseCheck
     from pallas_puzzles.engine.targets.tpu_multichip.traffic import RingTraffic
     from pallas_puzzles.workspace.progress import Progress
@@ -141,16 +142,17 @@ def result_document(result: CheckResult) -> dict[str, Any]:
 
 
 def summary_document(results: list[CheckResult], skipped: list[int]) -> dict[str, Any]:
-    failed = [r for r in results if not r.passed]
+    errors = [r for r in results if r.status is Status.ERROR]  # the checker failed: neither a pass nor a fail
+    failed = [r for r in results if r.status is Status.FAIL]
     waiting = [r for r in failed if r.not_started]  # untouched stubs: counted apart from failures
-    errors = [r for r in results if r.status is Status.ERROR]
     status = Status.ERROR if errors else Status.FAIL if failed else Status.PASS
     return {
         "schema": SCHEMA_VERSION,
         "status": status.value,
-        "passed": len(results) - len(failed),
+        "passed": len(results) - len(failed) - len(errors),
         "failed": len(failed) - len(waiting),
         "not_started": len(waiting),
+        "errors": len(errors),
         "skipped": skipped,
         "checks": [result_document(r) for r in results],
     }
@@ -207,7 +209,7 @@ class JsonFormat(Format):
 
     def run(self, report: RunReport) -> str:
         if report.many:
-            return text(summary_document(report.results, [p.number for p, _ in report.skipped]))
+            return text(summary_document(report.results, [o.puzzle.number for o in report.refused]))
         return text(result_document(report.results[0]))
 
     def listing(self, progress: Progress) -> str:

@@ -16,10 +16,11 @@ import socket
 import xml.etree.ElementTree as ET
 
 from pallas_puzzles import versions
-from pallas_puzzles.report import run_report
+from pallas_puzzles.checking.jobs import Outcome, RunReport
+from pallas_puzzles.course.model import Course
+from pallas_puzzles.report.formats import AutograderFormat
 from pallas_puzzles.report.headline import headline
 from pallas_puzzles.report.plain_text import verdict
-from pallas_puzzles.report.run_report import Outcome, RunReport
 from pallas_puzzles.results import Status
 
 # Characters XML 1.0 cannot hold (control characters other than tab and newlines); a learner's
@@ -35,16 +36,14 @@ def _seconds(value: float) -> str:
     return f"{max(0.0, value):.3f}"
 
 
-
-
-def _case(suite: ET.Element, report: RunReport, outcome: Outcome) -> None:
+def _case(suite: ET.Element, course: Course, outcome: Outcome) -> None:
     puzzle, result = outcome.puzzle, outcome.result
-    chapter = report.course.chapter_of(puzzle)
+    chapter = course.chapter_of(puzzle)
     case = ET.SubElement(suite, "testcase", name=f"{puzzle.number:02d} {puzzle.name}",
-                         classname=f"{report.course.name}.{chapter.name}",
+                         classname=f"{course.name}.{chapter.name}",
                          time=_seconds(result.seconds if result is not None else 0.0))
     if result is None:
-        ET.SubElement(case, "skipped", message=_text(outcome.skipped))
+        ET.SubElement(case, "skipped", message=_text(outcome.refusal.sentence if outcome.refusal else ""))
         return
     if not result.passed:
         tag = "error" if result.status is Status.ERROR else "failure"
@@ -57,29 +56,31 @@ def _case(suite: ET.Element, report: RunReport, outcome: Outcome) -> None:
 
 def render(report: RunReport) -> str:
     """The JUnit XML document of a run."""
+    course = report.course
+    assert course is not None, "a verify run records its course"
     failures, errors = report.count(Status.FAIL), report.count(Status.ERROR)
     tests, total = str(len(report.outcomes)), _seconds(report.seconds)
-    root = ET.Element("testsuites", name=report.course.title, tests=tests, failures=str(failures),
+    root = ET.Element("testsuites", name=course.title, tests=tests, failures=str(failures),
                       errors=str(errors), time=total)
-    suite = ET.SubElement(root, "testsuite", name=report.course.name, tests=tests, failures=str(failures),
-                          errors=str(errors), skipped=str(report.skipped), time=total,
+    suite = ET.SubElement(root, "testsuite", name=course.name, tests=tests, failures=str(failures),
+                          errors=str(errors), skipped=str(len(report.refused)), time=total,
                           timestamp=report.started.strftime("%Y-%m-%dT%H:%M:%S"),
                           hostname=_text(socket.gethostname() or "localhost"), id="0",
-                          package=report.course.name)
+                          package=course.name)
     properties = ET.SubElement(suite, "properties")
-    for name, value in (("course", report.course.name), ("course.title", report.course.title),
-                        ("course.version", report.course.version), ("backend", report.backend),
+    for name, value in (("course", course.name), ("course.title", course.title),
+                        ("course.version", course.version), ("backend", report.backend),
                         ("pallas-puzzles", versions.ours()), ("jax", versions.installed_jax() or "not installed")):
         ET.SubElement(properties, "property", name=name, value=_text(value))
     for outcome in report.outcomes:
-        _case(suite, report, outcome)
+        _case(suite, course, outcome)
     ET.SubElement(suite, "system-out")
     ET.SubElement(suite, "system-err")
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-class JunitFormat(run_report.AutograderFormat):
+class JunitFormat(AutograderFormat):
     """`--format junit`: one JUnit XML document on stdout once the run is over."""
 
     name = "junit"

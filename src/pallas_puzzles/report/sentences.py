@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 from pallas_puzzles.course.model import Puzzle
-from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch
+from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
 # The block map's cells, in the order its legend lists them.
 MAP_LEGEND = ((".", "right"), ("x", "wrong"), ("N", "NaN/garbage"), ("?", "never written"))
@@ -87,17 +87,19 @@ def not_started_line(puzzle: Puzzle) -> str:
     return f"○ {puzzle_title(puzzle)} — not started"
 
 
-def run_tally(passed: int, failed: int, not_started: int) -> str:
-    """'3 passed, 1 failed, 26 not started'; untouched stubs are not failures."""
-    text = f"{passed} passed, {failed} failed"
-    return text + (f", {not_started} not started" if not_started else "")
+def run_tally(results: list[CheckResult]) -> str:
+    """'3 passed, 1 failed, 26 not started': untouched stubs are not failures, and a check whose
+    checker failed is neither a pass nor a fail ('1 checker error')."""
+    errors = sum(r.status is Status.ERROR for r in results)
+    waiting = sum(r.not_started for r in results)
+    passed = sum(r.passed for r in results)
+    text = f"{passed} passed, {len(results) - passed - waiting - errors} failed"
+    text += f", {waiting} not started" if waiting else ""
+    return text + (f", {errors} checker error{'s' if errors != 1 else ''}" if errors else "")
 
 
 def interrupted(done: int, total: int, results: list[CheckResult]) -> str:
-    waiting = sum(r.not_started for r in results)
-    passed = sum(r.passed for r in results)
-    return (f"Stopped with Ctrl-C after {done} of {total} puzzles "
-            f"({run_tally(passed, done - passed - waiting, waiting)}); nothing of yours was changed.")
+    return f"Stopped with Ctrl-C after {done} of {total} puzzles ({run_tally(results)}); nothing of yours was changed."
 
 
 def kept_verdicts(count: int, folder: str) -> str:

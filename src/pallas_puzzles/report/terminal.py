@@ -17,9 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from pallas_puzzles import backends
+from pallas_puzzles.checking.jobs import RunReport
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.report import sentences, verdict_text
-from pallas_puzzles.report.formats import Format, RunReport, Verdict
+from pallas_puzzles.report.formats import Format, Verdict
 from pallas_puzzles.report.verdict_text import file_link
 from pallas_puzzles.results import CheckResult
 
@@ -187,10 +188,7 @@ class TerminalFormat(Format):
     def run(self, report: RunReport) -> RenderableType:
         if not report.many:
             return None
-        results = report.results
-        waiting = sum(r.not_started for r in results)
-        passed = sum(r.passed for r in results)
-        return Text(sentences.run_tally(passed, len(results) - passed - waiting, waiting))
+        return Text(sentences.run_tally(report.results))
 
     def listing(self, progress: Progress) -> RenderableType:
         return _ListForWidth(progress)

@@ -39,8 +39,8 @@ def pool_size(jobs: int, cores: int | None = None) -> int:
     return max(1, min(jobs, cores or os.cpu_count() or 1, MAX_WORKERS, by_memory))
 
 
-JobStarted = Callable[[Puzzle], None]
-JobDone = Callable[[Puzzle, CheckResult], None]
+JobStarted = Callable[[int], None]  # the job's index in the list given
+JobDone = Callable[[int, CheckResult], None]
 
 
 class WorkerPool:
@@ -86,8 +86,8 @@ class WorkerPool:
                        on_start: JobStarted | None = None, on_done: JobDone | None = None) -> Iterator[CheckResult]:
         """Yield each job's result in the order given, as soon as it and those before it are done.
 
-        `on_start` and `on_done` are called from the worker threads as each job
-        starts and ends, in whatever order that happens (for a progress view).
+        `on_start` and `on_done` are called from the worker threads with the job's index as each
+        job starts and ends, in whatever order that happens (for a progress view).
         """
         results: list[CheckResult | None] = [None] * len(jobs)
         done = [threading.Event() for _ in jobs]
@@ -102,10 +102,10 @@ class WorkerPool:
                         return
                     puzzle, file = jobs[index]
                     if on_start is not None:
-                        on_start(puzzle)
+                        on_start(index)
                     results[index] = result = worker.check(puzzle, file, fail_fast=fail_fast)
                     if on_done is not None:
-                        on_done(puzzle, result)
+                        on_done(index, result)
                     done[index].set()
             except BaseException as exc:  # raised in the caller's thread, below
                 failures.append(exc)
@@ -157,28 +157,6 @@ class _Pending:
             self._left.remove(index)
             self._on[worker] = self._puzzles[index]
             return index
-
-
-Job = tuple[Puzzle, Path]
-
-
-def check_by_target(jobs: list[Job], open_pool: Callable[[str, int], WorkerPool], fail_fast: bool = True,
-                    on_start: JobStarted | None = None, on_done: JobDone | None = None) -> Iterator[CheckResult]:
-    """Each job's result, in the order given: each run of consecutive jobs of one target is checked by
-    a pool of its own (`open_pool(target, jobs)` gives it started), one pool at a time, since two
-    would double the memory. Callers that want one pool per target sort the jobs by target first."""
-    groups: list[tuple[str, list[Job]]] = []
-    for job in jobs:
-        if groups and groups[-1][0] == job[0].target:
-            groups[-1][1].append(job)
-        else:
-            groups.append((job[0].target, [job]))
-    for target, group in groups:
-        pool = open_pool(target, len(group))
-        try:
-            yield from pool.check_in_order(group, fail_fast, on_start, on_done)
-        finally:
-            pool.stop()
 
 
 def _as_error(failure: BaseException, puzzle: Puzzle) -> BaseException:
