@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.tpu_multichip import jax_private, watch
+from pallas_puzzles.engine.targets.tpu_multichip import jax_private, turns, watch
 from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
     MONITOR,
     AutoBarrier,
@@ -149,9 +149,10 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
 
 
 class _CallbackModule:
-    """Stands in for JAX's callback module inside the interpreter, to see two callbacks as the kernel is
-    traced: a semaphore wait gets the learner's line (the interpreter passes it none), and a barrier
-    semaphore asked for in a kernel without a collective_id is refused at the learner's line."""
+    """Stands in for JAX's callback module inside the interpreter, to see the callbacks as the kernel is
+    traced: each runs by the scheduler's rules (turns.py), a semaphore wait gets the learner's line (the
+    interpreter passes it none), and a barrier semaphore asked for in a kernel without a collective_id
+    is refused at the learner's line."""
 
     def __init__(self, real: Any, ipc: Any, sem_wait: Callable[..., Any]) -> None:
         self._real, self._ipc, self._sem_wait = real, ipc, sem_wait
@@ -167,7 +168,7 @@ class _CallbackModule:
         elif callback is self._ipc.get_barrier_semaphore and MONITOR.active and args and args[-1] is None:
             MONITOR.add(NoCollectiveId(source_info_util.current()))
             raise RunStopped("get_barrier_semaphore without a collective_id")
-        return self._real.io_callback(callback, *args, **kwargs)
+        return self._real.io_callback(turns.gate(callback), *args, **kwargs)
 
 
 def _describe(device_id: Any) -> str:
@@ -241,6 +242,26 @@ def _hook_kernel_edges(ipc: Any) -> None:
     ipc.swap = functools.update_wrapper(swap_hook, swap)
 
 
+def _schedule(shared_memory: Any) -> None:
+    """The scheduler's two hooks into the interpreter's memory: a scheduled device that must wait on a
+    semaphore hands its turn on (turns.GatedCondition), and a failure lets every device go, to reach
+    the interpreter's own check (the failing device waits for the others at the kernel's exit)."""
+    init, set_failed = shared_memory.Semaphore.__init__, shared_memory.SharedMemory.set_failed
+
+    @functools.wraps(init)
+    def gated(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.cv = turns.GatedCondition(lambda: (self.count_by_core.tobytes(), tuple(map(len, self.tasks))))
+
+    @functools.wraps(set_failed)
+    def failed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        turns.TURNS.open()
+        return set_failed(self, *args, **kwargs)
+
+    shared_memory.Semaphore.__init__ = gated
+    shared_memory.SharedMemory.set_failed = failed
+
+
 def install() -> None:
     """Install every hook once per process (idempotent)."""
     global _installed
@@ -257,6 +278,7 @@ def install() -> None:
     _hook_device_ids(iutils)
     _hook_kernel_edges(ipc)
     watch.hook_races(race_detection_state)
+    _schedule(shared_memory)
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
     shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core
     threading.Thread(target=watch.watchdog, args=(ipc,), daemon=True, name="multichip-watchdog").start()

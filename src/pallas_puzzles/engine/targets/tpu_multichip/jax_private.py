@@ -47,10 +47,12 @@ NAMES = PrivateNames("tpu_multichip", CHECKED_ON, (
             "DMA.src_sem", "DMA.dst_sem", "DMA.data", use="field"),
     *names(INTERPRET_UTILS, "_device_id_to_logical", use="patched"),
     *names(SHARED_MEMORY, "SharedMemory.get_random_virtual_device_id", use="patched"),
+    # turns.py, through hooks.py: one device at a time, in a seeded order
+    *names(SHARED_MEMORY, "Semaphore.__init__", "SharedMemory.set_failed", use="patched"),
     *names(DISPATCH, "runtime_tokens"),
     # watch.py: deadlocks, races and the kernel's exit, read from the interpreter's state
     *names(SHARED_MEMORY, "SharedMemory.sem", "SharedMemory.fixed_id_sem", "SharedMemory.num_devices",
-            "SharedMemory.clean_up_barrier", "SharedMemory._failure", "SharedMemory.set_failed",
+            "SharedMemory.clean_up_barrier", "SharedMemory._failure",
             "Semaphore.cv", "Semaphore.count_by_core", "Semaphore.tasks", use="field"),
     *names(RACE_DETECTION, "RaceDetectionState.check_read", "RaceDetectionState.check_write", use="patched"),
     *names(RACE_DETECTION, "RaceDetectionState.reads", "RaceDetectionState.writes",

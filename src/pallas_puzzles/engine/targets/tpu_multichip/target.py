@@ -28,7 +28,12 @@ if TYPE_CHECKING:
     from pallas_puzzles.engine.case import Case
     from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession
     from pallas_puzzles.engine.targets.tpu_multichip.traffic import RingTraffic
+    from pallas_puzzles.engine.targets.tpu_multichip.turns import Schedule
     from pallas_puzzles.results import CaseResult, Finding
+
+
+# Per case, one run per entry: how often a turn sends its device to the back of the queue (turns.Schedule).
+SHUFFLES = (0.0,)
 
 
 class TpuMultichip(Target):
@@ -64,11 +69,8 @@ class TpuMultichip(Target):
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
         import jax
-        import numpy as np
 
         from pallas_puzzles.engine.targets.pallas_call.case_runner import finish
-        from pallas_puzzles.engine.targets.pallas_call.intercept.session import session_scope
-        from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
         from pallas_puzzles.findings import FindingKind
         from pallas_puzzles.results import Finding
 
@@ -86,18 +88,52 @@ class TpuMultichip(Target):
         placed = [jax.device_put(a, jax.sharding.NamedSharding(mesh, s)) for a, s in zip(inputs, in_specs)]
         run = jax.jit(jax.shard_map(entry, mesh=mesh, in_specs=in_specs, out_specs=spec(*opts.out_specs),
                                     check_vma=False))
+        result: CaseResult | None = None
+        for schedule in schedules(case):  # the same orders for every check of this puzzle
+            result = self._run_once(case, session, opts, devices, run, placed, expected, schedule)
+            if not result.passed:
+                break
+        assert result is not None
+        return result
+
+    def _run_once(self, case: Case, session: StrictSession, opts: mesh_options.MeshOptions, devices: int,
+                  run: Callable[..., Any], placed: list[Any], expected: Any, schedule: Schedule) -> CaseResult:
+        """One run of the case, its devices taking turns in the order `schedule` gives."""
+        import jax
+        import numpy as np
+
+        from pallas_puzzles.engine.targets.pallas_call.case_runner import finish
+        from pallas_puzzles.engine.targets.pallas_call.intercept.session import session_scope
+        from pallas_puzzles.engine.targets.tpu_multichip import jax_private, watch
+        from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
+        from pallas_puzzles.engine.targets.tpu_multichip.turns import TURNS
+
         MONITOR.start()
+        TURNS.begin(devices, schedule, functools.partial(watch.deadlock, jax_private.interpreter()))
         try:
             with session_scope(session):
                 got = np.asarray(jax.block_until_ready(run(*placed)))
         except Exception as exc:  # the learner's kernel failed, or a rule stopped it
+            TURNS.end()
             MONITOR.stop()
             finding = _failure(exc, session, devices)
             self.reset()
             return finish(case, session, False, finding, grid_points_run=_device_steps(), devices=devices)
         finally:
+            TURNS.end()
             MONITOR.stop()
         return _verdict(case, session, opts, devices, got, expected)
+
+
+def schedules(case: Case) -> tuple[Schedule, ...]:
+    """The orders a case's devices take turns in: seeded by the puzzle and the case, so every check of
+    a file runs the same ones (a verdict never depends on luck), and other cases explore others."""
+    import zlib
+
+    from pallas_puzzles.engine.targets.tpu_multichip.turns import Schedule
+
+    seed = zlib.crc32(f"{case.puzzle.name}/{case.index}".encode())
+    return tuple(Schedule(seed + k, shuffle) for k, shuffle in enumerate(SHUFFLES))
 
 
 def _failure(exc: BaseException, session: StrictSession, devices: int) -> Finding:

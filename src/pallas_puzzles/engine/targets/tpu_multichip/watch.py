@@ -137,8 +137,8 @@ def _access(kind: str, who: int, where: Any) -> Access:
     return Access(kind, who, None, where)
 
 
-def _stuck(memory: Any) -> tuple[list[Wait], int] | None:
-    """The waits nothing queued can end and how many devices have finished; None while any device can move."""
+def _blocked_waits(memory: Any) -> list[Wait] | None:
+    """The devices' waits, none of which anything queued can end; None while one of them can move."""
     with MONITOR.lock:
         waits = list(MONITOR.waits.values())
     found = []
@@ -152,10 +152,26 @@ def _stuck(memory: Any) -> tuple[list[Wait], int] | None:
             return None
         role = MONITOR.role(sem_id) if kind == "dma" else ""
         found.append(Wait(device, kind, wanted, has, where, len(MONITOR.kernels[-1].steps[device]), role))
+    return found
+
+
+def _stuck(memory: Any) -> tuple[list[Wait], int] | None:
+    """The waits nothing queued can end and how many devices have finished; None while any device can move."""
+    found = _blocked_waits(memory)
     finished = int(memory.clean_up_barrier.n_waiting)
     if not found or len(found) + finished < int(memory.num_devices):
         return None
     return found, finished
+
+
+def deadlock(ipc: Any, finished: list[int]) -> None:
+    """The scheduler (turns.py) found that no device can go: record the waits and fail the run."""
+    memory = ipc._shared_memory
+    if memory is None or not MONITOR.kernels:
+        return
+    waits = _blocked_waits(memory) or []
+    MONITOR.add(Deadlock(tuple(sorted(waits, key=lambda w: w.device)), tuple(finished), int(memory.num_devices)))
+    memory.set_failed(RunStopped("deadlock"), top_level=False)
 
 
 def watchdog(ipc: Any) -> None:
