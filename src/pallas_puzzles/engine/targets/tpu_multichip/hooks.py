@@ -2,11 +2,11 @@
 
 They report each remote copy, signal, wait, store and kernel edge to the
 MONITOR, and act only while it is active, so single-device kernels in the same
-process run as before. The private names used here and in watch.py (the TPU
-interpreter's dma_start, dma_wait, semaphore_signal, semaphore_wait,
-get_barrier_semaphore, swap, _barrier, _validate, _clear_shared_memory,
-_check_for_revisiting, DMA, DmaState, fail_on_exception, _shared_memory and
-its module reference `callback`; utils' _device_id_to_logical; SharedMemory's
+process run as before; callbacks.py runs the interpreter's callbacks in turns.
+The private names used here and in watch.py (the TPU interpreter's dma_start,
+dma_wait, semaphore_signal, semaphore_wait, get_barrier_semaphore, swap, _barrier,
+_validate, _clear_shared_memory, _check_for_revisiting, DMA, DmaState,
+fail_on_exception, _shared_memory; utils' _device_id_to_logical; SharedMemory's
 get_random_virtual_device_id; JAX's runtime effect tokens) are listed, with
 the versions checked, in tpu_multichip/jax_private.py, which hands them out.
 """
@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.tpu_multichip import jax_private, turns, watch
+from pallas_puzzles.engine.targets.tpu_multichip import callbacks, jax_private, watch
 from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
     MONITOR,
     AutoBarrier,
@@ -26,7 +26,6 @@ from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
     BadDeviceId,
     CopyInfo,
     KernelLog,
-    NoCollectiveId,
     RunStopped,
 )
 
@@ -148,29 +147,6 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
     return wait_hook
 
 
-class _CallbackModule:
-    """Stands in for JAX's callback module inside the interpreter, to see the callbacks as the kernel is
-    traced: each runs by the scheduler's rules (turns.py), a semaphore wait gets the learner's line (the
-    interpreter passes it none), and a barrier semaphore asked for in a kernel without a collective_id
-    is refused at the learner's line."""
-
-    def __init__(self, real: Any, ipc: Any, sem_wait: Callable[..., Any]) -> None:
-        self._real, self._ipc, self._sem_wait = real, ipc, sem_wait
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-    def io_callback(self, callback: Any, *args: Any, **kwargs: Any) -> Any:
-        from jax.extend import source_info_util
-
-        if callback is self._sem_wait:
-            callback = functools.partial(callback, source_info=source_info_util.current())
-        elif callback is self._ipc.get_barrier_semaphore and MONITOR.active and args and args[-1] is None:
-            MONITOR.add(NoCollectiveId(source_info_util.current()))
-            raise RunStopped("get_barrier_semaphore without a collective_id")
-        return self._real.io_callback(turns.gate(callback), *args, **kwargs)
-
-
 def _describe(device_id: Any) -> str:
     """A device_id as the learner wrote it, without the tracers inside."""
     if isinstance(device_id, dict):
@@ -242,26 +218,6 @@ def _hook_kernel_edges(ipc: Any) -> None:
     ipc.swap = functools.update_wrapper(swap_hook, swap)
 
 
-def _schedule(shared_memory: Any) -> None:
-    """The scheduler's two hooks into the interpreter's memory: a scheduled device that must wait on a
-    semaphore hands its turn on (turns.GatedCondition), and a failure lets every device go, to reach
-    the interpreter's own check (the failing device waits for the others at the kernel's exit)."""
-    init, set_failed = shared_memory.Semaphore.__init__, shared_memory.SharedMemory.set_failed
-
-    @functools.wraps(init)
-    def gated(self: Any, *args: Any, **kwargs: Any) -> None:
-        init(self, *args, **kwargs)
-        self.cv = turns.GatedCondition(lambda: (self.count_by_core.tobytes(), tuple(map(len, self.tasks))))
-
-    @functools.wraps(set_failed)
-    def failed(self: Any, *args: Any, **kwargs: Any) -> Any:
-        turns.TURNS.open()
-        return set_failed(self, *args, **kwargs)
-
-    shared_memory.Semaphore.__init__ = gated
-    shared_memory.SharedMemory.set_failed = failed
-
-
 def install() -> None:
     """Install every hook once per process (idempotent)."""
     global _installed
@@ -274,11 +230,10 @@ def install() -> None:
 
     _hook_copies(ipc)
     sem_wait = _hook_semaphores(ipc)
-    ipc.callback = _CallbackModule(ipc.callback, ipc, sem_wait)
+    callbacks.install(ipc, shared_memory, sem_wait)
     _hook_device_ids(iutils)
     _hook_kernel_edges(ipc)
     watch.hook_races(race_detection_state)
-    _schedule(shared_memory)
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
     shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core
     threading.Thread(target=watch.watchdog, args=(ipc,), daemon=True, name="multichip-watchdog").start()

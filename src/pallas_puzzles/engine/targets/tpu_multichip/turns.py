@@ -221,13 +221,16 @@ _TURN_TAKING = frozenset({"get", "swap", "store", "dma_start", "dma_wait", "sema
                           "_validate"})
 
 
+NUMPY_ARGUMENTS = "takes_numpy_arguments"  # set on what `gate` returns: callbacks.py hands it numpy arrays
+
+
 def gate(callback: Callable[..., Any]) -> Callable[..., Any]:
     """`callback` (one of the interpreter's, maybe in a functools.partial) run by the scheduler's rules."""
     name = getattr(getattr(callback, "func", callback), "__name__", "")
     if name == "_barrier":
-        return _before(callback, TURNS.barrier)
+        return _marked(_before(callback, TURNS.barrier))
     if name == "_clean_up_shared_memory":
-        return _before(callback, TURNS.finish)
+        return _marked(_before(callback, TURNS.finish))
     if name not in _TURN_TAKING:
         return callback
 
@@ -244,7 +247,12 @@ def gate(callback: Callable[..., Any]) -> Callable[..., Any]:
         finally:
             TURNS.give(device)
 
-    return in_turn
+    return _marked(in_turn)
+
+
+def _marked(function: Callable[..., Any]) -> Callable[..., Any]:
+    setattr(function, NUMPY_ARGUMENTS, True)
+    return function
 
 
 def _before(callback: Callable[..., Any], tell: Callable[[int], None]) -> Callable[..., Any]:
