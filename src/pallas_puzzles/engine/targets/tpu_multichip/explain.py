@@ -157,7 +157,8 @@ class Explainer:
         start, wait = self.line(p.start), self.line(p.wait)
         return Finding(FindingKind.NO_OVERLAP,
                        f"{self.dev(p.device).capitalize()} waits{_at(wait)} for the copy it started"
-                       f"{_at(start)} before computing anything: the send does not overlap the compute.",
+                       f"{_at(start)} before computing any product for its output: the copy does not overlap "
+                       f"the compute.",
                        where=self.lines(p.wait, p.start), device=p.device, devices=self.devices)
 
     def _Race(self, p: Race) -> Finding:

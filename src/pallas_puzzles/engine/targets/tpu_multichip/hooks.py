@@ -4,7 +4,7 @@ They report each remote copy, signal, wait, store and kernel edge to the
 MONITOR, and act only while it is active, so single-device kernels in the same
 process run as before; callbacks.py runs the interpreter's callbacks in turns.
 The private names used here and in watch.py (the TPU interpreter's dma_start,
-dma_wait, semaphore_signal, semaphore_wait, get_barrier_semaphore, swap, _barrier,
+dma_wait, semaphore_signal, semaphore_wait, get_barrier_semaphore, interpret_pallas_call, _barrier,
 _validate, _clear_shared_memory, _check_for_revisiting, DMA, DmaState,
 fail_on_exception, _shared_memory; utils' _device_id_to_logical; SharedMemory's
 get_random_virtual_device_id; JAX's runtime effect tokens) are listed, with
@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.tpu_multichip import callbacks, jax_private, watch
+from pallas_puzzles.engine.targets.tpu_multichip import callbacks, jax_private, overlap, watch
 from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
     MONITOR,
     AutoBarrier,
@@ -80,7 +80,6 @@ def _hook_copies(ipc: Any) -> None:
     def wait(token: Any, device_id: Any, core: Any, sem_id: Any, size: Any, source_info: Any = None) -> Any:
         live = _live(ipc)
         if live is not None:
-            MONITOR.event(live[1], int(device_id), "wait", source_info)
             with _waiting(int(device_id), int(sem_id), int(size), source_info, "dma"):
                 return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
         return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
@@ -176,8 +175,8 @@ def _hook_device_ids(iutils: Any) -> None:
 
 
 def _hook_kernel_edges(ipc: Any) -> None:
-    barrier, validate, clear, revisit, swap = (ipc._barrier, ipc._validate, ipc._clear_shared_memory,
-                                               ipc._check_for_revisiting, ipc.swap)
+    barrier, validate, clear, revisit, interpret = (ipc._barrier, ipc._validate, ipc._clear_shared_memory,
+                                                    ipc._check_for_revisiting, ipc.interpret_pallas_call)
 
     def barrier_hook(token: Any, device_id: Any) -> Any:  # only kernels without a collective_id call it
         live = _live(ipc)
@@ -205,17 +204,17 @@ def _hook_kernel_edges(ipc: Any) -> None:
             live[1].steps[int(device_id)].append(tuple(int(i) for i in loop_idx))
         return revisit(token, device_id, core, loop_idx, *rest)
 
-    def swap_hook(token: Any, device_id: Any, *args: Any, source_info: Any = None, **kwargs: Any) -> Any:
-        live = _live(ipc)
-        if live is not None:
-            MONITOR.event(live[1], int(device_id), "store", source_info)
-        return swap(token, device_id, *args, source_info=source_info, **kwargs)
+    def interpret_hook(*args: Any, jaxpr: Any, grid_mapping: Any, **kwargs: Any) -> Any:
+        if MONITOR.active:  # the kernel is being traced: which of its copies fly while nothing is computed
+            first = grid_mapping.num_index_operands + grid_mapping.num_inputs
+            MONITOR.idle.update(overlap.idle_copies(jaxpr, jaxpr.invars[first:first + grid_mapping.num_outputs]))
+        return interpret(*args, jaxpr=jaxpr, grid_mapping=grid_mapping, **kwargs)
 
     ipc._barrier = functools.update_wrapper(barrier_hook, barrier)
     ipc._validate = functools.update_wrapper(validate_hook, validate)
     ipc._clear_shared_memory = functools.update_wrapper(clear_hook, clear)
     ipc._check_for_revisiting = functools.update_wrapper(revisit_hook, revisit)
-    ipc.swap = functools.update_wrapper(swap_hook, swap)
+    ipc.interpret_pallas_call = functools.update_wrapper(interpret_hook, interpret)
 
 
 def install() -> None:

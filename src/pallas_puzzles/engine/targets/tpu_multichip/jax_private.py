@@ -39,8 +39,8 @@ DISPATCH = "jax._src.dispatch"
 
 NAMES = PrivateNames("tpu_multichip", CHECKED_ON, (
     # hooks.py: every remote copy, signal, wait, store and kernel edge reported to the monitor
-    *names(INTERPRETER, "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait", "swap", "_barrier",
-            "_validate", "_clear_shared_memory", "_check_for_revisiting", use="patched"),
+    *names(INTERPRETER, "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait", "interpret_pallas_call",
+            "_barrier", "_validate", "_clear_shared_memory", "_check_for_revisiting", use="patched"),
     *names(INTERPRETER, "DMA", use="patched"),  # replaced by a subclass that reports each copy
     *names(INTERPRETER, "callback", use="patched"),  # its reference to JAX's callback module, wrapped
     *names(INTERPRETER, "dma_start.__wrapped__", "semaphore_signal.__wrapped__", "get_barrier_semaphore",

@@ -28,25 +28,17 @@ RUNNING, READY, HOLDING, BLOCKED, BARRIER, DONE = "running", "ready", "holding",
 
 @dataclass(frozen=True)
 class Schedule:
-    """A seeded order of play. Each device gets a priority, the highest one that can go runs, so
-    a device runs ahead until it must wait; a turn taken hands the device's priority to the last
-    place with probability `shuffle` (0: one device runs ahead as far as it can, then the next)."""
+    """A seeded order of play: each device gets a priority, and of the devices that can go the one
+    with the highest runs, so a device runs ahead until it must wait, then the next one does.
+    `reverse` turns the priorities round: each pair of devices then runs in the other order."""
 
     seed: int
-    shuffle: float = 0.0
+    reverse: bool = False
 
     def player(self, devices: int) -> Callable[[list[int]], int]:
-        rng = random.Random(self.seed)
-        order = rng.sample(range(devices), devices)  # order[0] has the highest priority
-
-        def pick(candidates: list[int]) -> int:
-            chosen = min(candidates, key=order.index)
-            if self.shuffle and rng.random() < self.shuffle:
-                order.remove(chosen)
-                order.append(chosen)
-            return chosen
-
-        return pick
+        order = random.Random(self.seed).sample(range(devices), devices)  # order[0] has the highest priority
+        rank = {device: (-at if self.reverse else at) for at, device in enumerate(order)}
+        return lambda candidates: min(candidates, key=rank.__getitem__)
 
 
 class Turns:
