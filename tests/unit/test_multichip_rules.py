@@ -15,7 +15,8 @@ import pytest
 from pallas_puzzles.engine.learner_lines import remember_source
 from pallas_puzzles.engine.targets.tpu_multichip import options, traffic
 from pallas_puzzles.engine.targets.tpu_multichip.explain import Explainer
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import Monitor
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     Access,
     BadDevice,
     CopyInfo,
@@ -23,7 +24,6 @@ from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
     EarlyAccess,
     Leftover,
     LostCopy,
-    Monitor,
     NoOverlap,
     Race,
     Wait,

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pallas_puzzles.engine.targets.tpu_multichip import jax_private, turns
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR, NoCollectiveId, RunStopped
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
+from pallas_puzzles.engine.targets.tpu_multichip.problems import NoCollectiveId, RunStopped
 
 
 class CallbackModule:

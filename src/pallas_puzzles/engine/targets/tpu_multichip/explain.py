@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from pallas_puzzles.engine.learner_lines import make_line, same_file
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     AutoBarrier,
     BadDevice,
     BadDeviceId,

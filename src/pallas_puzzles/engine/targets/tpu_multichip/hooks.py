@@ -19,13 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from pallas_puzzles.engine.targets.tpu_multichip import callbacks, jax_private, overlap, watch
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
-    MONITOR,
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR, KernelLog
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     AutoBarrier,
     BadDevice,
     BadDeviceId,
     CopyInfo,
-    KernelLog,
     RunStopped,
 )
 

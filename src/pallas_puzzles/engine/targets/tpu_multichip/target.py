@@ -143,7 +143,8 @@ def schedules(case: Case) -> tuple[Schedule, ...]:
 def _failure(exc: BaseException, session: StrictSession, devices: int) -> Finding:
     """What stopped the run: a rule's record (deadlock, race, bad device id), else the error itself."""
     from pallas_puzzles.engine.targets.pallas_call.explain.runtime import diagnose
-    from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR, STOPS, RunStopped
+    from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
+    from pallas_puzzles.engine.targets.tpu_multichip.problems import STOPS, RunStopped
     from pallas_puzzles.findings import FindingKind
     from pallas_puzzles.results import Finding
 
@@ -160,7 +161,8 @@ def _verdict(case: Case, session: StrictSession, opts: mesh_options.MeshOptions,
     """Judge a run that finished: the rules of a finished run first, then the numbers, then overlap."""
     from pallas_puzzles.engine.compare import compare
     from pallas_puzzles.engine.targets.pallas_call.case_runner import finish
-    from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR, RULES, AutoBarrier
+    from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
+    from pallas_puzzles.engine.targets.tpu_multichip.problems import RULES, AutoBarrier
     from pallas_puzzles.findings import FindingKind
     from pallas_puzzles.results import Finding
 

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
-    MONITOR,
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     Access,
     Deadlock,
     Leftover,
