@@ -170,7 +170,8 @@ def explain(exc: BaseException, session: StrictSession) -> Finding | None:
         if "RACE DETECTED" in text:
             return _race(text[text.index("RACE DETECTED"):], copies, session)
         bounds = _HBM_BOUNDS.search(text)
-        if isinstance(cause, IndexError) and bounds and _in_a_copy(cause):
+        # A copy reading past its source raises IndexError, one writing past its destination ValueError.
+        if isinstance(cause, (IndexError, ValueError)) and bounds and _in_a_copy(cause):
             direction, span, shape = bounds.groups()
             window = "[" + ", ".join(f"{a}:{b}" for a, b in re.findall(r"slice\((-?\d+), (-?\d+)", span)) + "]"
             return Finding(FindingKind.DMA_OVERRUN,
