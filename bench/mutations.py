@@ -145,9 +145,13 @@ def _remove_when(tree: ast.AST, node: ast.AST, _: int) -> None:
 
 
 def _negate_when(tree: ast.AST, node: ast.AST, _: int) -> None:
+    """`jnp.logical_not(cond)` where the file imports jnp, `~(cond)` where it does not (a file
+    that would only fail on an unknown name tells nothing about the checker)."""
     when = (next(d for d in node.decorator_list if _is_when(d)) if isinstance(node, ast.FunctionDef)
             else node.value.func)  # type: ignore[attr-defined]
-    when.args[0] = ast.Call(_expr("jnp.logical_not"), [when.args[0]], [])
+    imports_jnp = any(alias.asname == "jnp" for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names)
+    when.args[0] = (ast.Call(_expr("jnp.logical_not"), [when.args[0]], []) if imports_jnp
+                    else ast.UnaryOp(ast.Invert(), when.args[0]))
 
 
 _SWAPPED = {"arbitrary": "parallel", "parallel": "arbitrary", "ARBITRARY": "PARALLEL", "PARALLEL": "ARBITRARY"}
