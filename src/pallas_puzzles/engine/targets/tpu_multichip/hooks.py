@@ -125,7 +125,7 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
                 MONITOR.barrier_signal(log, device, to)
             else:
                 MONITOR.remote(log, device, to, "signal", source_info)
-            MONITOR.signalled(to, int(sem_id), source_info)
+            MONITOR.signalled(device, to, int(sem_id), source_info)
         return signal.__wrapped__(token, device_id, core, sem_id, inc, target, target_core, source_info=source_info)
 
     def wait_hook(token: Any, device_id: Any, core: Any, sem_id: Any, value: Any, source_info: Any = None) -> Any:
@@ -138,6 +138,8 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
             out = sem_wait(token, device_id, core, sem_id, value)
         if barrier:
             MONITOR.barrier_waited(log, int(device_id))
+        else:
+            MONITOR.waited(int(device_id), int(sem_id), source_info)
         return out
 
     ipc.semaphore_signal = functools.update_wrapper(ipc.fail_on_exception(signal_hook), signal)
@@ -221,7 +223,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch
+    from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, semaphore_bounds
 
     ipc, race_detection_state, shared_memory, iutils = (jax_private.interpreter(), jax_private.race_detection_state(),
                                                         jax_private.shared_memory(), jax_private.interpret_utils())
@@ -232,6 +234,7 @@ def install() -> None:
     _hook_device_ids(iutils)
     _hook_kernel_edges(ipc)
     watch.hook_races(race_detection_state)
+    semaphore_bounds.install()
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
     shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core
     threading.Thread(target=watch.watchdog, args=(ipc,), daemon=True, name="multichip-watchdog").start()

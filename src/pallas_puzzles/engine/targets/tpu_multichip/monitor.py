@@ -67,6 +67,8 @@ class Monitor:
         self.waits: dict[int, tuple[int, int, int, Any, str]] = {}
         self._read: set[int] = set()
         self.signals: dict[tuple[int, int], list[Any]] = defaultdict(list)  # (target, semaphore) -> where
+        self.signallers: dict[tuple[int, int], dict[int, Any]] = defaultdict(dict)  # ... -> source -> a where
+        self.regular_waits: dict[tuple[int, int], Any] = {}  # (device, REGULAR semaphore) -> where it waited
         self._memory: Any = None
 
     def start(self) -> None:
@@ -144,9 +146,25 @@ class Monitor:
             return "receive"
         return "send" if any(c.send_sem == sem_id for c in copies) else ""
 
-    def signalled(self, target: int, sem_id: int, where: Any) -> None:
+    def signalled(self, source: int, target: int, sem_id: int, where: Any) -> None:
         with self.lock:
             self.signals[(target, sem_id)].append(where)
+            self.signallers[(target, sem_id)][source] = where
+
+    def waited(self, device: int, sem_id: int, where: Any) -> None:
+        """A wait on a REGULAR semaphore returned."""
+        with self.lock:
+            self.regular_waits[(device, sem_id)] = where
+
+    def mixed_signals(self, device: int) -> tuple[Any, ...]:
+        """(the wait's record, the signals' records) of a REGULAR semaphore `device` waited on and two or more
+        devices signalled: a wait that may have taken one device's signal for another's; () when none."""
+        with self.lock:
+            for (waiter, sem_id), where in self.regular_waits.items():
+                senders = self.signallers.get((waiter, sem_id), {})
+                if waiter == device and len(senders) > 1:
+                    return (where, *senders.values())
+        return ()
 
     def no_overlap(self) -> list[NoOverlap]:
         """Remote copies started with nothing computed before their wait (overlap.py read the kernels)."""

@@ -81,6 +81,8 @@ class Race:
     second: Access  # the earlier one it is not ordered with
     step: int | None = None  # the grid step of the device whose kernel made an access
     earlier_writes: int = 0  # other writes into the same window before: 0 means nothing was there to overwrite
+    # The incoming copy's sender waited on a REGULAR semaphore that several devices signal: its wait, their signals
+    mixed: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from pallas_puzzles.engine.targets.pallas_call.intercept.dma_watch import (
     RaceReport,
     SemaphoreStall,
 )
+from pallas_puzzles.engine.targets.pallas_call.intercept.semaphore_bounds import SemaphoreIndex
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -67,9 +68,11 @@ def _copy_lines(exc: BaseException, learner_file: str) -> tuple[SourceLine, ...]
     found: list[SourceLine] = []
     for tb in tracebacks(exc):
         for frame, _ in traceback.walk_tb(tb):
-            for line in info_lines(getattr(frame.f_locals.get("self"), "source_info", None), learner_file):
-                if line not in found:
-                    found.append(line)
+            # a copy's own record (self.source_info), or the one the interpreter passed its callback
+            for info in (getattr(frame.f_locals.get("self"), "source_info", None), frame.f_locals.get("source_info")):
+                for line in info_lines(info, learner_file):
+                    if line not in found:
+                        found.append(line)
     return tuple(reversed(found))
 
 
@@ -158,6 +161,14 @@ def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
                    where=tuple(where))
 
 
+def _semaphore_index(fault: SemaphoreIndex, session: StrictSession) -> Finding:
+    last = f"0 to {fault.size - 1}" if fault.size > 1 else "only 0"
+    return Finding(FindingKind.SEMAPHORE_INDEX,
+                   f"This semaphore is number {fault.index} of an array of {fault.size} ({last}): there is no such "
+                   "semaphore. JAX would quietly take the nearest one, which another copy or step already uses.",
+                   where=_copy_lines(fault, session.learner_file) or _kernel_line(session), detail=str(fault))
+
+
 def explain(exc: BaseException, session: StrictSession) -> Finding | None:
     """A finding for a DMA or semaphore fault among the exceptions of one failed case, else None."""
     causes = [cause for error in [*session.callback_errors, exc] for cause in _chain(error)]
@@ -167,6 +178,8 @@ def explain(exc: BaseException, session: StrictSession) -> Finding | None:
         text = str(cause)
         if isinstance(cause, SemaphoreStall):
             return _stall(cause, session)
+        if isinstance(cause, SemaphoreIndex):
+            return _semaphore_index(cause, session)
         if "RACE DETECTED" in text:
             return _race(text[text.index("RACE DETECTED"):], copies, session)
         bounds = _HBM_BOUNDS.search(text)

@@ -30,7 +30,7 @@ from typing import Any
 from pallas_puzzles.engine.learner_lines import learner_call_site
 from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.explain import lowering
-from pallas_puzzles.engine.targets.pallas_call.intercept import dma_ledger
+from pallas_puzzles.engine.targets.pallas_call.intercept import dma_ledger, semaphore_bounds
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, active
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -229,6 +229,7 @@ def install() -> None:
         jax_private.interpreter(), jax_private.race_detection_state(), jax_private.shared_memory())
 
     dma_ledger.hook(interpret_pallas_call, shared_memory)
+    semaphore_bounds.install()
 
     shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
     shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core

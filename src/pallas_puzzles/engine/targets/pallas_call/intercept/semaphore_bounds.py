@@ -1,0 +1,109 @@
+"""A semaphore picked from an array of semaphores past its end: found, not clamped.
+
+`sems.at[i]` is an index into the kernel's array of semaphore ids, which the
+interpreter takes with JAX's indexing: an index past the end is clamped to the
+last semaphore, so `recv_sems.at[step]` on a grid one step too long silently
+shares the last step's semaphore, and the fault shows much later as a copy read
+before it landed. Here every index into a semaphore array is checked as it runs:
+one outside the array gives an id no semaphore has, which says what was asked
+for, and the interpreter's semaphore lookup raises `SemaphoreIndex` for it.
+
+Private names (pallas_call/jax_private.py lists them): the interpreter's module
+reference `state_discharge` (whose transform_array the interpreter uses for
+semaphore arrays only) and SharedMemory.get_semaphores_and_increment_clock.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+_SPAN = 256  # an index and an array's size are packed into one negative int16 id: both are far smaller
+
+
+class SemaphoreIndex(IndexError):
+    """A semaphore operation on `sems.at[index]` where the array holds `size` semaphores."""
+
+    def __init__(self, index: int, size: int) -> None:
+        super().__init__(f"semaphore index {index} in an array of {size} semaphore{'s' if size != 1 else ''}")
+        self.index, self.size = index, size
+
+
+def _encode(index: Any, size: int) -> Any:
+    return -1 - (size * _SPAN + (index + _SPAN // 2) % _SPAN)
+
+
+def _decode(sem_id: int) -> tuple[int, int]:
+    packed = -1 - sem_id
+    return packed % _SPAN - _SPAN // 2, packed // _SPAN
+
+
+def _outside(indexer: Any, shape: Sequence[int]) -> tuple[Any, Any, int] | None:
+    """(whether some index lies outside, the first such index, its dimension's size); None when static and inside."""
+    import jax.numpy as jnp
+
+    found = None
+    for index, size in reversed(list(zip(indexer.indices, shape))):  # the first dimension wins
+        start, length = (index.start, index.size) if hasattr(index, "size") and hasattr(index, "start") else (index, 1)
+        if not hasattr(start, "dtype") and not isinstance(start, int):
+            continue
+        bad = jnp.logical_or(jnp.asarray(start) < 0, jnp.asarray(start) + length > size)
+        found = (bad, start, size) if found is None else (
+            jnp.logical_or(bad, found[0]), jnp.where(bad, start, found[1]), jnp.where(bad, size, found[2]))
+    return found
+
+
+class CheckedSemaphores:
+    """Stands in for the interpreter's `state_discharge` module: transform_array (a semaphore id picked from
+    an array) gives an impossible id, packing the index and the array's size, when the index lies outside."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def transform_array(self, x: Any, transforms: Any) -> Any:
+        import jax.numpy as jnp
+
+        result, outside = x, None
+        for transform in transforms or ():
+            if transform is not None and hasattr(transform, "indices") and hasattr(result, "shape"):
+                found = _outside(transform, result.shape)
+                if found is not None:
+                    outside = found if outside is None else (
+                        jnp.logical_or(outside[0], found[0]), jnp.where(outside[0], outside[1], found[1]),
+                        jnp.where(outside[0], outside[2], found[2]))
+            result = self._real.transform_array(result, [transform])
+        if outside is None or getattr(result, "shape", ()) != ():
+            return result
+        bad, index, size = outside
+        return jnp.where(bad, _encode(jnp.asarray(index, result.dtype), jnp.asarray(size, result.dtype)), result)
+
+
+def _refusing(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def get_semaphores(self: Any, sem_ids: Sequence[Any], *args: Any, **kwargs: Any) -> Any:
+        for sem_id in sem_ids:
+            if sem_id is not None and int(sem_id) < 0:
+                raise SemaphoreIndex(*_decode(int(sem_id)))
+        return original(self, sem_ids, *args, **kwargs)
+
+    return get_semaphores
+
+
+_installed = False
+
+
+def install() -> None:
+    """Check every index into a semaphore array, once per process (both TPU targets' hooks call this)."""
+    global _installed
+    if _installed:
+        return
+    from pallas_puzzles.engine.targets.pallas_call import jax_private
+
+    ipc, memory = jax_private.interpreter(), jax_private.shared_memory().SharedMemory
+    ipc.state_discharge = CheckedSemaphores(ipc.state_discharge)
+    memory.get_semaphores_and_increment_clock = _refusing(memory.get_semaphores_and_increment_clock)
+    _installed = True
