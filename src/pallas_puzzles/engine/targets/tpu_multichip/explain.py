@@ -106,6 +106,8 @@ class Explainer:
                        where=self.lines(p.where), device=p.device, devices=self.devices)
 
     def _Leftover(self, p: Leftover) -> Finding:
+        if p.short is not None:
+            return self._short_wait(p, *p.short)
         lines = self.lines(*p.where)
         at = (f" (raised at line{'s' if len(lines) > 1 else ''} {', '.join(str(s.line) for s in lines)})" if lines
               else "")
@@ -114,6 +116,14 @@ class Explainer:
                            f"waited for"}.get(p.kind, f"a semaphore at {p.count}{at}: a signal nobody waited for")
         return Finding(FindingKind.SEMAPHORE_LEFT, f"{self.dev(p.device).capitalize()} ends the kernel with {what}.",
                        where=lines, device=p.device, devices=self.devices)
+
+    def _short_wait(self, p: Leftover, wait: Any, wanted: int, copy: Any, brings: int) -> Finding:
+        return Finding(FindingKind.SEMAPHORE_LEFT,
+                       f"{self.dev(p.device).capitalize()} ends the kernel with {p.count} bytes on a DMA semaphore: "
+                       f"the wait{_at(self.line(wait))} takes {wanted} bytes, but the copy started"
+                       f"{_at(self.line(copy))} brings {brings}. The wait's descriptor covers a smaller window than "
+                       "the copy; wait with the copy's own descriptor (copy.wait()).",
+                       where=self.lines(wait, copy), device=p.device, devices=self.devices)
 
     def _LostCopy(self, p: LostCopy) -> Finding:
         line = self.line(p.where)

@@ -80,7 +80,9 @@ def _hook_copies(ipc: Any) -> None:
         live = _live(ipc)
         if live is not None:
             with _waiting(int(device_id), int(sem_id), int(size), source_info, "dma"):
-                return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
+                out = dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
+            MONITOR.dma_waited(int(device_id), int(sem_id), int(size), source_info)
+            return out
         return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
 
     # Raising inside fail_on_exception lets the interpreter stop every device cleanly.

@@ -69,6 +69,8 @@ class Monitor:
         self.signals: dict[tuple[int, int], list[Any]] = defaultdict(list)  # (target, semaphore) -> where
         self.signallers: dict[tuple[int, int], dict[int, Any]] = defaultdict(dict)  # ... -> source -> a where
         self.regular_waits: dict[tuple[int, int], Any] = {}  # (device, REGULAR semaphore) -> where it waited
+        self.dma_waits: dict[tuple[int, int], list[tuple[int, Any]]] = defaultdict(list)  # -> (bytes, where)
+        self.copy_bytes: dict[int, int] = {}  # copy id -> bytes it moved
         self._memory: Any = None
 
     def start(self) -> None:
@@ -131,6 +133,7 @@ class Monitor:
     def copy_read(self, dma_id: int, nbytes: int) -> None:
         """A copy has read its source: count its bytes once, against both devices."""
         with self.lock:
+            self.copy_bytes[dma_id] = nbytes
             info = self.copies.get(dma_id)
             if info is None or info.source == info.target or dma_id in self._read:
                 return
@@ -155,6 +158,10 @@ class Monitor:
         """A wait on a REGULAR semaphore returned."""
         with self.lock:
             self.regular_waits[(device, sem_id)] = where
+
+    def dma_waited(self, device: int, sem_id: int, size: int, where: Any) -> None:
+        with self.lock:
+            self.dma_waits[(device, sem_id)].append((size, where))
 
     def mixed_signals(self, device: int) -> tuple[Any, ...]:
         """(the wait's record, the signals' records) of a REGULAR semaphore `device` waited on and two or more

@@ -52,6 +52,8 @@ class Leftover:
     kind: str  # "dma", "barrier" or "regular"
     count: int
     where: tuple[Any, ...] = ()  # the signals or copies that raised it
+    # A wait on it for fewer bytes than its copies bring: (its record, its bytes, a copy's record, that copy's bytes)
+    short: tuple[Any, int, Any, int] | None = None
 
 
 @dataclass(frozen=True)

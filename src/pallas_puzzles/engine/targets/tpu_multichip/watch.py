@@ -19,6 +19,7 @@ from typing import Any
 from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
 from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     Access,
+    CopyInfo,
     Deadlock,
     Leftover,
     LostCopy,
@@ -52,12 +53,21 @@ def _leftover(memory: Any, sid: int, device: int, count: int) -> Leftover:
     """A count left on semaphore `sid` of `device`, with the lines that raised it."""
     if sid in memory.fixed_id_sem:
         return Leftover(device, "barrier", count, tuple(MONITOR.signals.get((device, sid), ())))
-    copies = tuple(info.where for info in MONITOR.copies.values()
-                   if (info.target == device and info.recv_sem == sid)
-                      or (info.source == device and info.send_sem == sid))
-    if copies:
-        return Leftover(device, "dma", count, copies)
+    raising = [(dma_id, info) for dma_id, info in MONITOR.copies.items()
+               if (info.target == device and info.recv_sem == sid) or (info.source == device and info.send_sem == sid)]
+    if raising:
+        return Leftover(device, "dma", count, tuple(info.where for _, info in raising), _short_wait(device, sid, raising))
     return Leftover(device, "regular", count, tuple(MONITOR.signals.get((device, sid), ())))
+
+
+def _short_wait(device: int, sid: int, raising: list[tuple[int, CopyInfo]]) -> tuple[Any, int, Any, int] | None:
+    """A wait on the semaphore for fewer bytes than the smallest copy it counts: its descriptor is too small."""
+    sizes = [(MONITOR.copy_bytes[dma_id], info.where) for dma_id, info in raising if dma_id in MONITOR.copy_bytes]
+    if not sizes:
+        return None
+    smallest, copy = min(sizes, key=lambda size: size[0])
+    wait = next(((size, where) for size, where in MONITOR.dma_waits.get((device, sid), ()) if size < smallest), None)
+    return None if wait is None else (wait[1], wait[0], copy, smallest)
 
 
 def hook_races(rds: Any) -> None:
