@@ -56,7 +56,8 @@ def _leftover(memory: Any, sid: int, device: int, count: int) -> Leftover:
     raising = [(dma_id, info) for dma_id, info in MONITOR.copies.items()
                if (info.target == device and info.recv_sem == sid) or (info.source == device and info.send_sem == sid)]
     if raising:
-        return Leftover(device, "dma", count, tuple(info.where for _, info in raising), _short_wait(device, sid, raising))
+        return Leftover(device, "dma", count, tuple(info.where for _, info in raising),
+                        _short_wait(device, sid, raising))
     return Leftover(device, "regular", count, tuple(MONITOR.signals.get((device, sid), ())))
 
 
