@@ -98,11 +98,47 @@ class TpuMultichip(Target):
             if not result.passed:
                 break
         assert result is not None
+        if result.mismatch is not None and result.mismatch.n_nan and not result.findings:
+            return self._unwritten(case, entry, opts, devices, mesh, placed, result, schedule)
         return result
+
+    def _unwritten(self, case: Case, entry: Callable[..., Any], opts: mesh_options.MeshOptions, devices: int,
+                   mesh: Any, placed: list[Any], result: CaseResult, schedule: Schedule) -> CaseResult:
+        """NaN or garbage in the output: run the case again with memory starting as the value that marks
+        elements never written, so that output no device wrote is called so (the interpreter's memory
+        holds the case's poison, NaN or garbage, until something writes it)."""
+        import dataclasses
+
+        import jax
+
+        from pallas_puzzles.engine.compare import compare
+        from pallas_puzzles.engine.unwritten import sentinel_for
+
+        _, expected, _ = case.data()
+        mark = sentinel_for(expected.dtype)
+        if mark is None:
+            return result
+        session = dataclasses.replace(_session(case), poison=float(mark))
+        spec = jax.sharding.PartitionSpec
+        run = jax.jit(jax.shard_map(entry, mesh=mesh, in_specs=tuple(spec(*s) for s in opts.in_specs),
+                                    out_specs=spec(*opts.out_specs), check_vma=False))
+        got, _ = self._execute(case, session, devices, run, placed, schedule)
+        sizes = dict(zip(opts.axis_names, opts.shape(case.sizes)))
+        marked = None if got is None else compare(expected, got, case.puzzle.rtol, case.puzzle.atol,
+                                                  _device_blocks(expected.shape, opts, sizes))
+        if marked is None or not marked.n_unwritten:
+            return result
+        return dataclasses.replace(result, mismatch=marked)
 
     def _run_once(self, case: Case, session: StrictSession, opts: mesh_options.MeshOptions, devices: int,
                   run: Callable[..., Any], placed: list[Any], expected: Any, schedule: Schedule) -> CaseResult:
-        """One run of the case, its devices taking turns in the order `schedule` gives."""
+        """One run of the case, its devices taking turns in the order `schedule` gives, judged."""
+        got, failed = self._execute(case, session, devices, run, placed, schedule)
+        return failed if failed is not None else _verdict(case, session, opts, devices, got, expected)
+
+    def _execute(self, case: Case, session: StrictSession, devices: int, run: Callable[..., Any],
+                 placed: list[Any], schedule: Schedule) -> tuple[Any, CaseResult | None]:
+        """(the devices' output, None), or (None, the failed case) when the kernel or a rule stopped the run."""
         import jax
         import numpy as np
 
@@ -122,11 +158,11 @@ class TpuMultichip(Target):
             MONITOR.stop()
             finding = _failure(exc, session, devices)
             self.reset()
-            return finish(case, session, False, finding, grid_points_run=_device_steps(), devices=devices)
+            return None, finish(case, session, False, finding, grid_points_run=_device_steps(), devices=devices)
         finally:
             TURNS.end()
             MONITOR.stop()
-        return _verdict(case, session, opts, devices, got, expected)
+        return got, None
 
 
 def schedules(case: Case) -> tuple[Schedule, ...]:
