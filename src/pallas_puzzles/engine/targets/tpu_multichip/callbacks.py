@@ -62,9 +62,10 @@ def _schedule(shared_memory: Any) -> None:
         self.cv = turns.GatedCondition(lambda: (self.count_by_core.tobytes(), tuple(map(len, self.tasks))))
 
     @functools.wraps(set_failed)
-    def failed(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def failed(self: Any, exception: Any, *args: Any, **kwargs: Any) -> Any:
         turns.TURNS.open()
-        return set_failed(self, *args, **kwargs)
+        MONITOR.failed(exception)
+        return set_failed(self, exception, *args, **kwargs)
 
     shared_memory.Semaphore.__init__ = gated
     shared_memory.SharedMemory.set_failed = failed

@@ -71,6 +71,8 @@ class Monitor:
         self.regular_waits: dict[tuple[int, int], Any] = {}  # (device, REGULAR semaphore) -> where it waited
         self.dma_waits: dict[tuple[int, int], list[tuple[int, Any]]] = defaultdict(list)  # -> (bytes, where)
         self.copy_bytes: dict[int, int] = {}  # copy id -> bytes it moved
+        # The first error the interpreter was told of: the other devices' errors only repeat it, in any order
+        self.first_failure: BaseException | None = None
         self._memory: Any = None
 
     def start(self) -> None:
@@ -158,6 +160,12 @@ class Monitor:
         """A wait on a REGULAR semaphore returned."""
         with self.lock:
             self.regular_waits[(device, sem_id)] = where
+
+    def failed(self, exception: BaseException) -> None:
+        """The interpreter records a failure: keep the first, the one the others follow from."""
+        with self.lock:
+            if self.active and self.first_failure is None:
+                self.first_failure = exception
 
     def dma_waited(self, device: int, sem_id: int, size: int, where: Any) -> None:
         with self.lock:

@@ -184,6 +184,8 @@ def _failure(exc: BaseException, session: StrictSession, devices: int) -> Findin
     from pallas_puzzles.findings import FindingKind
     from pallas_puzzles.results import Finding
 
+    if MONITOR.first_failure is not None:  # the error every other device's error follows from, first
+        session.callback_errors.insert(0, MONITOR.first_failure)
     stops = [p for p in MONITOR.problems if isinstance(p, (*STOPS, Exception))]
     if stops:
         return _placed(_explainer(session, devices).finding(stops[0]), stops[0], session)

@@ -27,6 +27,7 @@ from pallas_puzzles.engine.targets.pallas_call.intercept.dma_watch import (
     RaceReport,
     SemaphoreStall,
 )
+from pallas_puzzles.engine.targets.pallas_call.intercept.negative_indices import NegativeIndex
 from pallas_puzzles.engine.targets.pallas_call.intercept.semaphore_bounds import SemaphoreIndex
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
@@ -37,8 +38,9 @@ from pallas_puzzles.source_line import SourceLine
 # jax 0.12 writes the thread as "(0, 0)".
 _ACCESS = re.compile(r"^\s*(read|write) of \('?(\w+)'?.*?\[.*?\] from \(?(\d+), (\d+)\)?,? (.*)$")
 _FRAME = re.compile(r"^(.*?):(\d+)(?::\d+)? \((.*)\)$")
-_HBM_BOUNDS = re.compile(r"Out-of-bounds (read|write) of \(.*hbm.*\): (?:reading|writing)? ?\[(.*)\] "
-                         r"but buffer has shape \(([^)]*)\)")
+# A copy past the end of its source or destination, in HBM or in VMEM/SMEM scratch.
+_COPY_BOUNDS = re.compile(r"Out-of-bounds (read|write) of \(.*(?:hbm|vmem|smem|any).*\): (?:reading|writing)? ?"
+                          r"\[(.*)\] but buffer has shape \(([^)]*)\)")
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -180,9 +182,13 @@ def explain(exc: BaseException, session: StrictSession) -> Finding | None:
             return _stall(cause, session)
         if isinstance(cause, SemaphoreIndex):
             return _semaphore_index(cause, session)
+        if isinstance(cause, NegativeIndex) and _in_a_copy(cause):
+            return Finding(FindingKind.DMA_OVERRUN,
+                           f"A copy's window starts before the array: it {text.removeprefix('the kernel ')}",
+                           where=_copy_lines(cause, session.learner_file) or _kernel_line(session), detail=text)
         if "RACE DETECTED" in text:
             return _race(text[text.index("RACE DETECTED"):], copies, session)
-        bounds = _HBM_BOUNDS.search(text)
+        bounds = _COPY_BOUNDS.search(text)
         # A copy reading past its source raises IndexError, one writing past its destination ValueError.
         if isinstance(cause, (IndexError, ValueError)) and bounds and _in_a_copy(cause):
             direction, span, shape = bounds.groups()

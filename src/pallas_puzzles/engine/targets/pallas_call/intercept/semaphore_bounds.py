@@ -69,6 +69,9 @@ class CheckedSemaphores:
 
         result, outside = x, None
         for transform in transforms or ():
+            if transform is not None and hasattr(transform, "indices") and 0 in getattr(result, "shape", ()):
+                index = next(iter(transform.indices), 0)  # an empty array of semaphores: no index fits
+                return jnp.asarray(_encode(jnp.asarray(getattr(index, "start", index)), 0), result.dtype)
             if transform is not None and hasattr(transform, "indices") and hasattr(result, "shape"):
                 found = _outside(transform, result.shape)
                 if found is not None:
