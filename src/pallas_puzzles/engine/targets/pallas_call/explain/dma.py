@@ -167,7 +167,8 @@ def _semaphore_index(fault: SemaphoreIndex, session: StrictSession) -> Finding:
     last = f"0 to {fault.size - 1}" if fault.size > 1 else "only 0"
     return Finding(FindingKind.SEMAPHORE_INDEX,
                    f"This semaphore is number {fault.index} of an array of {fault.size} ({last}): there is no such "
-                   "semaphore. JAX would quietly take the nearest one, which another copy or step already uses.",
+                   "semaphore (a negative index does not count from the end). The interpreter would quietly use "
+                   "another one, which another copy or step already uses.",
                    where=_copy_lines(fault, session.learner_file) or _kernel_line(session), detail=str(fault))
 
 
