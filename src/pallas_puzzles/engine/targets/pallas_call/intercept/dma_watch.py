@@ -20,7 +20,6 @@ what a correct kernel computes.
 from __future__ import annotations
 
 import functools
-import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -148,18 +147,19 @@ def _count_copies(original: Callable[..., Any], overlap: Callable[[Any, Any], bo
     return check
 
 
-_dma_numbers = itertools.count()
-
-
 def _next_virtual_core(self: Any) -> int:
     """Each DMA gets a coordinate of its own in the race detector's vector clocks, in turn.
 
     The interpreter draws it at random, and by default from a range of one: two copies that share
     a coordinate look ordered, so a real race between them can go unseen, and a check could pass
-    or fail by chance. Round robin over a wide clock (session.VECTOR_CLOCK_SIZE) is repeatable.
+    or fail by chance. Round robin over a wide clock (session.VECTOR_CLOCK_SIZE) is repeatable:
+    numbered from 0 in each kernel's memory, the same copies get the same coordinates in every run,
+    whatever the process ran before.
     """
     cores = int(self.num_cores)
-    return cores + next(_dma_numbers) % (int(self.vector_clock_size) - cores)
+    number = self.__dict__.get("_copies_numbered", 0)
+    self.__dict__["_copies_numbered"] = number + 1
+    return cores + number % (int(self.vector_clock_size) - cores)
 
 
 def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
