@@ -48,10 +48,25 @@ class RaceReport(RuntimeError):
 
 def mode_for_case(index: int) -> str:
     """When copies land in a shape case, as hardware may do either: only when a wait needs their
-    bytes, newest first, in even cases (so a wait that another copy satisfies leaves the awaited
-    data unlanded); at their start in odd ones (so a copy that lands early overwrites what is
-    still being read). The race detector sees a read that does not wait in both."""
+    bytes in even cases (so a wait that another copy satisfies leaves the awaited data unlanded);
+    at their start in odd ones (so a copy that lands early overwrites what is still being read).
+    The race detector sees a read that does not wait in both."""
     return "on_wait" if index % 2 == 0 else "eager"
+
+
+def oldest_first_for_case(index: int) -> bool:
+    """Which of the copies pending on a semaphore a wait lands first, in the cases whose copies land
+    when waited for: the newest in cases 0, 4, ... (so a wait meant for an older copy ends with the
+    newer one's bytes), the oldest in cases 2, 6, ... (so one meant for the newer ends with the older's).
+    Fixed per case: every check of a file sees the same orders."""
+    return index % 4 == 2
+
+
+class _OldestFirst(list):  # type: ignore[type-arg]
+    """A semaphore's pending copies, handed out oldest first (the interpreter pops the newest)."""
+
+    def pop(self, index: Any = -1) -> Any:
+        return super().pop(0 if index == -1 else index)
 
 
 class SemaphoreStall(RuntimeError):
@@ -79,6 +94,9 @@ def _watch_wait(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
         core = int(global_core_id)
+        session = active.session
+        if session is not None and session.dma_oldest_first and type(self.tasks[core]) is list:
+            self.tasks[core] = _OldestFirst(self.tasks[core])
         _waits[threading.get_ident()] = _Wait(self, int(value), core, bool(kwargs.get("has_tasks", False)),
                                               int(self.count_by_core[core]), time.monotonic())
         try:
