@@ -206,7 +206,7 @@ TURNS = Turns()
 # The interpreter's callbacks that take the device's id second, after the token, and return soon:
 # each runs in its device's turn. Pallas's automatic barrier and the kernel's exit wait for every
 # device, so they only tell the scheduler; the ordering barriers and the grid-point recorder touch
-# nothing the devices share and run as they come.
+# nothing the devices share and run as they come. All of them take numpy arguments.
 _TURN_TAKING = frozenset({"get", "swap", "store", "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait",
                           "get_barrier_semaphore", "_allocate_buffer", "_deallocate_buffer", "_allocate_semaphores",
                           "_initialize_shared_memory", "_update_clocks_for_device_barrier", "_check_for_revisiting",
@@ -224,7 +224,7 @@ def gate(callback: Callable[..., Any]) -> Callable[..., Any]:
     if name == "_clean_up_shared_memory":
         return _marked(_before(callback, TURNS.finish))
     if name not in _TURN_TAKING:
-        return callback
+        return _marked(lambda *args, **kwargs: callback(*args, **kwargs))
 
     def in_turn(*args: Any, **kwargs: Any) -> Any:
         if not TURNS.active:
