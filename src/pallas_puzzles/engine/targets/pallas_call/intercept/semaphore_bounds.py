@@ -39,19 +39,35 @@ def _decode(sem_id: int) -> tuple[int, int]:
     return packed % _SPAN - _SPAN // 2, packed // _SPAN
 
 
-def _outside(indexer: Any, shape: Sequence[int]) -> tuple[Any, Any, int] | None:
-    """(whether some index lies outside, the first such index, its dimension's size); None when static and inside."""
+def _starts(indexer: Any, shape: Sequence[int]) -> list[tuple[Any, int, int]]:
+    """(start, length, the dimension's size) of each dimension the indexer picks from, first dimension first."""
+    found = []
+    for index, size in zip(indexer.indices, shape):
+        sliced = hasattr(index, "start") and hasattr(index, "size")  # a pl.ds; an array index has no .start
+        start, length = (index.start, index.size) if sliced else (index, 1)
+        if hasattr(start, "dtype") or isinstance(start, int):
+            found.append((start, int(length), int(size)))
+    return found
+
+
+def _known(value: Any) -> int | None:
+    """The value of an index known now (interpreting op by op), None while it is traced."""
+    import jax
+
+    return None if isinstance(value, jax.core.Tracer) else int(value)
+
+
+def _traced_outside(checks: list[tuple[Any, int, int]]) -> tuple[Any, Any, Any]:
+    """(whether some index lies outside, the first such index, its dimension's size), as traced values."""
     import jax.numpy as jnp
 
-    found = None
-    for index, size in reversed(list(zip(indexer.indices, shape))):  # the first dimension wins
-        start, length = (index.start, index.size) if hasattr(index, "size") and hasattr(index, "start") else (index, 1)
-        if not hasattr(start, "dtype") and not isinstance(start, int):
-            continue
-        bad = jnp.logical_or(jnp.asarray(start) < 0, jnp.asarray(start) + length > size)
-        found = (bad, start, size) if found is None else (
-            jnp.logical_or(bad, found[0]), jnp.where(bad, start, found[1]), jnp.where(bad, size, found[2]))
-    return found
+    bad: Any = False
+    index: Any = 0
+    size: Any = 0
+    for start, length, dim in reversed(checks):  # the first dimension outside wins
+        here = jnp.logical_or(jnp.asarray(start) < 0, jnp.asarray(start) + length > dim)
+        bad, index, size = jnp.logical_or(here, bad), jnp.where(here, start, index), jnp.where(here, dim, size)
+    return bad, index, size
 
 
 class CheckedSemaphores:
@@ -67,21 +83,23 @@ class CheckedSemaphores:
     def transform_array(self, x: Any, transforms: Any) -> Any:
         import jax.numpy as jnp
 
-        result, outside = x, None
+        result, checks = x, []
         for transform in transforms or ():
-            if transform is not None and hasattr(transform, "indices") and 0 in getattr(result, "shape", ()):
-                index = next(iter(transform.indices), 0)  # an empty array of semaphores: no index fits
-                return jnp.asarray(_encode(jnp.asarray(getattr(index, "start", index)), 0), result.dtype)
             if transform is not None and hasattr(transform, "indices") and hasattr(result, "shape"):
-                found = _outside(transform, result.shape)
-                if found is not None:
-                    outside = found if outside is None else (
-                        jnp.logical_or(outside[0], found[0]), jnp.where(outside[0], outside[1], found[1]),
-                        jnp.where(outside[0], outside[2], found[2]))
+                picks = _starts(transform, result.shape)
+                if 0 in result.shape:  # an empty array of semaphores: no index fits
+                    start = picks[0][0] if picks else 0
+                    return jnp.asarray(_encode(jnp.asarray(start), 0), result.dtype)
+                checks += picks
             result = self._real.transform_array(result, [transform])
-        if outside is None or getattr(result, "shape", ()) != ():
+        if not checks or getattr(result, "shape", ()) != ():
             return result
-        bad, index, size = outside
+        known = [(_known(start), length, dim) for start, length, dim in checks]
+        if all(start is not None for start, _, _ in known):  # op by op: checked at once, nothing traced
+            outside = next(((start, dim) for start, length, dim in known
+                            if start is not None and (start < 0 or start + length > dim)), None)
+            return result if outside is None else jnp.asarray(_encode(*outside), result.dtype)
+        bad, index, size = _traced_outside(checks)
         return jnp.where(bad, _encode(jnp.asarray(index, result.dtype), jnp.asarray(size, result.dtype)), result)
 
 
