@@ -53,8 +53,10 @@ def python_for(min_jax: str) -> str:
     return next(python for release, python in _PYTHON_FOR_JAX if wanted >= release)
 
 
-def missing_requirement(number: int, min_jax: str, have: str | None = None) -> str | None:
-    """One sentence when this environment's jax is older than `min_jax`, else None."""
+def missing_requirement(number: int, min_jax: str, have: str | None = None, on: str = "",
+                        after: str = "") -> str | None:
+    """One sentence when this environment's jax is older than `min_jax`, else None; `on` says where
+    (" on the interpret backend"), `after` is a clause that ends the sentence."""
     if not min_jax:
         return None
     have = have if have is not None else installed_jax()
@@ -62,5 +64,6 @@ def missing_requirement(number: int, min_jax: str, have: str | None = None) -> s
         return None
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     found = f"jax {have}" if have else "no jax"
-    return (f"Puzzle {number} needs jax {min_jax} or newer (on Python {python_for(min_jax)} or newer); "
-            f"this environment has {found} on Python {python}.")
+    where = f" {on}" if on else ""
+    return (f"Puzzle {number} needs jax {min_jax} or newer{where} (on Python {python_for(min_jax)} or newer); "
+            f"this environment has {found} on Python {python}{after}.")

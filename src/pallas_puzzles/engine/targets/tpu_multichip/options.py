@@ -80,3 +80,12 @@ def problems(options: Mapping[str, Any]) -> list[str]:
     if options.get("traffic", "") not in ("", *COLLECTIVES):
         found.append(f"target_options.traffic must be one of {', '.join(sorted(COLLECTIVES))}")
     return found
+
+
+def device_blocks(shape: tuple[int, ...], opts: MeshOptions, sizes: dict[str, int]) -> tuple[int, ...]:
+    """One cell of the mismatch map per device's share of the output."""
+    block = list(shape)
+    for dim, axis in enumerate(opts.out_specs):
+        if axis and dim < len(block):
+            block[dim] = max(1, block[dim] // sizes[axis])
+    return tuple(block)

@@ -82,7 +82,7 @@ class TpuMultichip(Target):
         if devices > len(jax.devices()):
             return finish(case, session, False, Finding(
                 FindingKind.INTERNAL, f"This case needs {devices} devices; the checker has {len(jax.devices())}."))
-        inputs, expected, _ = case.data()
+        inputs = case.data()[0]
         spec = jax.sharding.PartitionSpec
         mesh = _mesh(shape, opts.axis_names)
         in_specs = tuple(spec(*s) for s in opts.in_specs)
@@ -93,8 +93,8 @@ class TpuMultichip(Target):
 
         MONITOR.idle.clear()  # refilled as the case's kernels are traced, in its first run
         result: CaseResult | None = None
-        for schedule in schedules(case):  # the same orders for every check of this puzzle
-            result = self._run_once(case, session, opts, devices, run, placed, expected, schedule)
+        for i, schedule in enumerate(schedules(case)):  # the same orders for every check of this puzzle
+            result = self._run_once(case, session, opts, devices, run, placed, schedule, entry if i == 0 else None)
             if not result.passed:
                 break
         assert result is not None
@@ -122,23 +122,36 @@ class TpuMultichip(Target):
         spec = jax.sharding.PartitionSpec
         run = jax.jit(jax.shard_map(entry, mesh=mesh, in_specs=tuple(spec(*s) for s in opts.in_specs),
                                     out_specs=spec(*opts.out_specs), check_vma=False))
-        got, _ = self._execute(case, session, devices, run, placed, schedule)
+        got, _, _ = self._execute(case, session, devices, run, placed, schedule)
         sizes = dict(zip(opts.axis_names, opts.shape(case.sizes)))
         marked = None if got is None else compare(expected, got, case.puzzle.rtol, case.puzzle.atol,
-                                                  _device_blocks(expected.shape, opts, sizes))
+                                                  mesh_options.device_blocks(expected.shape, opts, sizes))
         if marked is None or not marked.n_unwritten:
             return result
         return dataclasses.replace(result, mismatch=marked)
 
     def _run_once(self, case: Case, session: StrictSession, opts: mesh_options.MeshOptions, devices: int,
-                  run: Callable[..., Any], placed: list[Any], expected: Any, schedule: Schedule) -> CaseResult:
-        """One run of the case, its devices taking turns in the order `schedule` gives, judged."""
-        got, failed = self._execute(case, session, devices, run, placed, schedule)
-        return failed if failed is not None else _verdict(case, session, opts, devices, got, expected)
+                  run: Callable[..., Any], placed: list[Any], schedule: Schedule,
+                  judge: Callable[..., Any] | None) -> CaseResult:
+        """One run of the case, its devices taking turns in the order `schedule` gives, judged; given the
+        learner's entry (`judge`), its launcher too, before the rules and the numbers (engine/integrity: an
+        answer XLA computed is no answer)."""
+        from pallas_puzzles.engine.targets.pallas_call.case_runner import finish
+        from pallas_puzzles.engine.targets.pallas_call.launcher_trace import judge_traced
+
+        got, launcher, failed = self._execute(case, session, devices, run, placed, schedule)
+        if failed is not None:
+            return failed
+        inputs, expected, _ = case.data()
+        outside = judge_traced(launcher, case.puzzle, inputs, expected, session, judge) if judge else None
+        if outside is not None:
+            return finish(case, session, False, outside, grid_points_run=_device_steps(), devices=devices)
+        return _verdict(case, session, opts, devices, got, expected)
 
     def _execute(self, case: Case, session: StrictSession, devices: int, run: Callable[..., Any],
-                 placed: list[Any], schedule: Schedule) -> tuple[Any, CaseResult | None]:
-        """(the devices' output, None), or (None, the failed case) when the kernel or a rule stopped the run."""
+                 placed: list[Any], schedule: Schedule) -> tuple[Any, Any, CaseResult | None]:
+        """(the devices' output, the launcher's jaxpr, None), or (None, None, the failed case) when the kernel
+        or a rule stopped the run."""
         import jax
         import numpy as np
 
@@ -152,17 +165,20 @@ class TpuMultichip(Target):
         TURNS.begin(devices, schedule, functools.partial(watch.deadlock, jax_private.interpreter()))
         try:
             with session_scope(session):
+                launcher = run.trace(*placed).jaxpr  # judged below (engine/integrity); the run reuses the trace
+                launcher = run.trace(*placed).jaxpr  # the run reuses the trace
                 got = np.asarray(jax.block_until_ready(run(*placed)))
         except Exception as exc:  # the learner's kernel failed, or a rule stopped it
             TURNS.end()
             MONITOR.stop()
             finding = _failure(exc, session, devices)
             self.reset()
-            return None, finish(case, session, False, finding, grid_points_run=_device_steps(), devices=devices)
+            return None, None, finish(case, session, False, finding, grid_points_run=_device_steps(),
+                                      devices=devices)
         finally:
             TURNS.end()
             MONITOR.stop()
-        return got, None
+        return got, launcher, None
 
 
 def schedules(case: Case) -> tuple[Schedule, ...]:
@@ -215,7 +231,8 @@ def _verdict(case: Case, session: StrictSession, opts: mesh_options.MeshOptions,
                                 f"the spec's output has shape {tuple(expected.shape)}."))
         return finish(case, session, False, *findings, grid_points_run=steps, devices=devices)
     sizes = dict(zip(opts.axis_names, opts.shape(case.sizes)))
-    mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, _device_blocks(expected.shape, opts, sizes))
+    blocks = mesh_options.device_blocks(expected.shape, opts, sizes)
+    mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, blocks)
     if mismatch is None and not findings and opts.overlap:
         findings += [_placed(explainer.finding(p), p, session) for p in MONITOR.no_overlap()[:1]]
     passed = mismatch is None and not findings
@@ -262,15 +279,6 @@ def _traffic(case: Case, opts: mesh_options.MeshOptions, devices: int) -> RingTr
     sent = [MONITOR.traffic[d].sent for d in range(devices)]
     received = [MONITOR.traffic[d].received for d in range(devices)]
     return measure(opts.traffic, devices, int(first.nbytes) // split, sent, received)
-
-
-def _device_blocks(shape: tuple[int, ...], opts: mesh_options.MeshOptions, sizes: dict[str, int]) -> tuple[int, ...]:
-    """One cell of the mismatch map per device's share of the output."""
-    block = list(shape)
-    for dim, axis in enumerate(opts.out_specs):
-        if axis and dim < len(block):
-            block[dim] = max(1, block[dim] // sizes[axis])
-    return tuple(block)
 
 
 @functools.cache
