@@ -21,9 +21,14 @@ from helpers import COURSE, MISTAKES, build_mistake, checkable
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.checking import service
 from pallas_puzzles.checking.jobs import Job, Options
+from pallas_puzzles.dev import examples
 from pallas_puzzles.dev.examples import Example
 
 REPEATS = 20
+# Correct kernels are explored in the same fixed orders: each must pass every time too (a false alarm in
+# one order of events would fail a right answer on some saves only).
+CORRECT_REPEATS = 3
+ORDERED_TARGET = "tpu-multichip"
 # Findings about the order of events: races and what the copies, semaphores and barriers of a kernel did.
 ORDER_KINDS = frozenset({"race", "deadlock", "order", "no-handshake", "copy-not-waited", "no-overlap"})
 ORDER_PREFIXES = ("dma-", "semaphore-", "barrier-", "smem-", "tma-", "wgmma-")
@@ -58,3 +63,18 @@ def test_every_race_and_ordering_mistake_gets_one_verdict(tmp_path: Path):
         assert len(seen) == 1, (mistake.name, seen)
         (passed, kind, _, _), = seen
         assert not passed and kind == mistake.kind, (mistake.name, seen)
+
+
+@pytest.mark.slow
+def test_every_correct_kernel_across_chips_passes_every_time(tmp_path: Path):
+    chapter = [p for p in checkable(COURSE.puzzles) if p.target == ORDERED_TARGET]
+    names = {p.name for p in chapter}
+    alternatives = [c for c in examples.load(COURSE.folder, examples.CORRECT) if c.puzzle in names]
+    files = [(p, p.solution_path) for p in chapter]
+    files += [(COURSE.find(c.puzzle), build_mistake(c, tmp_path)) for c in alternatives]
+    assert len(chapter) >= 6 and alternatives
+    jobs = [Job(puzzle, file, INTERPRET.name) for puzzle, file in files for _ in range(CORRECT_REPEATS)]
+    outcomes = service.run(jobs, Options()).outcomes
+    failed = [(job.file.name, outcome.result.kind.id if outcome.result and outcome.result.kind else outcome)
+              for job, outcome in zip(jobs, outcomes) if outcome.result is None or not outcome.result.passed]
+    assert not failed
