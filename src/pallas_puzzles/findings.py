@@ -51,6 +51,7 @@ class FindingKind(Enum):
     DMA_DTYPE = "dma-dtype"
     DMA_NOT_WAITED = "dma-not-waited"
     DMA_WRONG_COPY = "dma-wrong-copy"
+    SEMAPHORE_INDEX = "semaphore-index"
     JAX_TOO_OLD = "jax-too-old"
     UNSUPPORTED = "unsupported"
     OVER_BUDGET = "over-budget"

@@ -38,6 +38,7 @@ def new_session(case: Case) -> StrictSession:
                          allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
                          detect_races=puzzle.detect_races, seed=case.index,
                          reverse_parallel=case.index == 0, dma_mode=dma_watch.mode_for_case(case.index),
+                         dma_oldest_first=dma_watch.oldest_first_for_case(case.index),
                          tpu_block_rules=puzzle.tpu_only and case.backend.interprets)
 
 

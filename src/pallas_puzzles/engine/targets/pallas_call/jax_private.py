@@ -78,6 +78,9 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(SHARED_MEMORY, "Semaphore.wait", "SharedMemory.allocate_buffer",
             "SharedMemory.get_sempahores_with_nonzero_count", use="patched"),
     *names(SHARED_MEMORY, "Semaphore.id", "Semaphore.count_by_core", "Semaphore.tasks", use="field"),
+    # semaphore_bounds.py: an index past the end of an array of semaphores is refused, not clamped
+    *names(INTERPRETER, "state_discharge", use="patched"),
+    *names(SHARED_MEMORY, "SharedMemory.get_semaphores_and_increment_clock", use="patched"),
     # dma_watch.py: stalled waits, races raised, copies checked when traced, round-robin clocks
     *names(SHARED_MEMORY, "SharedMemory.check_failed", "SharedMemory.get_random_virtual_device_id", use="patched"),
     *names(SHARED_MEMORY, "SharedMemory.num_cores", "SharedMemory.vector_clock_size", use="field"),

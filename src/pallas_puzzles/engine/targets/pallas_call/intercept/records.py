@@ -43,6 +43,7 @@ class Ledger:
 
     copies: dict[int, Copy] = field(default_factory=dict)
     hbm_buffers: list[int] = field(default_factory=list)  # allocation order: inputs, then outputs
+    waits: list[tuple[int, int, int, Any]] = field(default_factory=list)  # (semaphore, core, bytes, where), in order
 
     def pending_on(self, semaphore: int, core: int) -> list[Copy]:
         return [c for c in self.copies.values() if c.semaphore == semaphore and c.core == core and not c.landed]
