@@ -8,7 +8,7 @@ gpu_callbacks and shared_memory modules, from mosaic_gpu/jax_private.py (with th
 
 from __future__ import annotations
 
-from pallas_puzzles.engine.targets.mosaic_gpu import barriers, interpreter, jax_private, memory_marks, races
+from pallas_puzzles.engine.targets.mosaic_gpu import barriers, costs, interpreter, jax_private, memory_marks, races
 
 _installed = False
 
@@ -20,6 +20,7 @@ def install() -> None:
     gpu_callbacks, shared_memory = jax_private.gpu_callbacks(), jax_private.gpu_shared_memory()
     interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory)
     memory_marks.install(shared_memory.GPUSharedMemory)
+    costs.install(gpu_callbacks, shared_memory.GPUSharedMemory)
     barriers.install(shared_memory)
     races.install()
     _installed = True

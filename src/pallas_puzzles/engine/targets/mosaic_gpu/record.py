@@ -114,6 +114,24 @@ class StoreNotWaited(KernelFault):
 
 
 @dataclass
+class CostTally:
+    """What the GPU card counts while the kernel runs (costs.py adds to it under the record's lock)."""
+
+    gmem_bytes_read: int = 0  # by TMA loads
+    gmem_bytes_written: int = 0  # by TMA stores
+    flops: int = 0  # by MMAs
+    mma_dtype: str = ""
+    smem_bytes: int = 0  # SMEM allocated, every block's together
+    smem_keys: set[Any] = field(default_factory=set)
+    blocks: set[tuple[int, ...]] = field(default_factory=set)
+    in_flight: dict[tuple[int, ...], dict[Any, int]] = field(default_factory=dict)  # block -> barrier -> loads
+    copy_waits: int = 0
+    overlapped_waits: int = 0
+    serial_wait: SourceLine | None = None  # the first copy wait with no other load in flight
+    read_by_line: dict[SourceLine | None, int] = field(default_factory=dict)  # TMA load bytes per learner line
+
+
+@dataclass
 class CaseRecord:
     learner_file: str
     failure: BaseException | None = None  # the first exception the interpreter recorded
@@ -122,6 +140,7 @@ class CaseRecord:
     launches: list[Launch] = field(default_factory=list)
     lint: Finding | None = None  # a rule neither the interpreter nor the lowering sees
     launcher: Any = None  # the launcher's jaxpr, traced for the CUDA lowering (engine/integrity judges it)
+    costs: CostTally = field(default_factory=CostTally)  # what the GPU card counts (costs.py)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def note_failure(self, exc: BaseException) -> None:

@@ -101,7 +101,7 @@ class MosaicGpuTarget(Target):
         finally:
             active.record = None
             active.interpreting = False
-        return _verdict(case, got, expected, record)
+        return _with_card(case, _verdict(case, got, expected, record), record, inputs, expected)
 
     def reset(self) -> None:
         """After a failed case: the interpreter's global state must be cleared before it runs again."""
@@ -159,6 +159,21 @@ class MosaicGpuDevice(Target):
             except Exception as exc:
                 return case.done(False, faults.failure_finding(exc, record))
         return timed(case, entry, _verdict(case, got, expected, record))
+
+
+def _with_card(case: Case, result: CaseResult, record: CaseRecord, inputs: Any, expected: Any) -> CaseResult:
+    """A passing case gets its GPU card (perf/gpu_card.py), and is graded on the puzzle's budget if it has one."""
+    from pallas_puzzles.engine.targets.mosaic_gpu import costs
+    from pallas_puzzles.perf import gpu_budget, gpu_card, gpu_chips
+
+    if not result.passed:
+        return result
+    minimum = sum(int(a.nbytes) for a in inputs) + int(expected.nbytes)
+    card = gpu_card.estimate(costs.counts(record.costs, minimum), gpu_chips.gpu_chip(), case.label)
+    budget = case.puzzle.budget
+    over = (gpu_budget.check_gpu_budget(card, budget, costs.busiest_load(record.costs), record.costs.serial_wait)
+            if budget is not None else None)
+    return case.done(over is None, *([over] if over else []), gpu_card=card)
 
 
 def _outside_kernel(case: Case, entry: Callable[..., Any], record: CaseRecord) -> Finding | None:

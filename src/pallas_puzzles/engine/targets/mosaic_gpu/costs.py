@@ -1,0 +1,169 @@
+"""What the GPU card counts while a kernel runs in the interpreter: TMA bytes, MMA FLOPs, SMEM,
+and how far the copies run ahead of the waits for them.
+
+Every copy and MMA runs at the moment it is issued (the interpreter is eager), in the thread
+that issued it, so the bytes are those of the buffers read and stored inside the
+copy_gmem_to_smem / copy_smem_to_gmem callbacks, and an MMA's FLOPs come from the shapes of
+the operands it reads. A load is in flight from its copy until a wait on the barrier it
+arrives on; a wait while another load of the same block is in flight is an overlapped one.
+
+Private API (mosaic_gpu/jax_private.py lists it, with the versions checked): the interpreter's
+gpu_callbacks (copy_gmem_to_smem, _barrier_wait, wgmma, tcgen05_mma) and GPUSharedMemory
+(allocate_buffer, get/store_buffer_content). The hooks only read what passes through.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pallas_puzzles.engine.targets.mosaic_gpu.interpreter import current_op, line_of, memory_name
+from pallas_puzzles.engine.targets.mosaic_gpu.record import CostTally, active
+from pallas_puzzles.perf.gpu_card import KernelCounts
+from pallas_puzzles.source_line import SourceLine
+
+MMAS = ("wgmma", "tcgen05_mma")
+_operands = threading.local()  # .shapes: the (shape, dtype) of each buffer the running MMA read
+
+
+def _tally() -> CostTally | None:
+    return active.record.costs if active.record is not None and active.interpreting else None
+
+
+def _key(array: Any) -> tuple[int, ...]:
+    return tuple(int(v) for v in np.asarray(array).ravel())
+
+
+def _block(location: Any) -> tuple[int, ...]:
+    return tuple(int(v) for v in getattr(location, "cluster_coords", ()))
+
+
+def _load(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def copy_gmem_to_smem(*args: Any, **kwargs: Any) -> Any:
+        tally = _tally()
+        if tally is not None and active.record is not None:
+            block = _block(kwargs.get("mesh_location"))
+            barrier = _key(kwargs["barrier_allocation_key_as_array"])
+            with active.record.lock:
+                tally.blocks.add(block)
+                pending = tally.in_flight.setdefault(block, {})
+                pending[barrier] = pending.get(barrier, 0) + 1
+        return original(*args, **kwargs)
+
+    return copy_gmem_to_smem
+
+
+def _wait(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def barrier_wait(token: Any, mesh_location: Any, thread: Any, key: Any, *args: Any, **kwargs: Any) -> Any:
+        tally = _tally()
+        if tally is not None and active.record is not None:
+            block, barrier = _block(mesh_location), _key(key)
+            with active.record.lock:
+                pending = tally.in_flight.setdefault(block, {})
+                if pending.pop(barrier, 0):
+                    tally.copy_waits += 1
+                    if any(pending.values()):
+                        tally.overlapped_waits += 1
+                    elif tally.serial_wait is None:
+                        tally.serial_wait = line_of(kwargs.get("source_info"))
+        return original(token, mesh_location, thread, key, *args, **kwargs)
+
+    return barrier_wait
+
+
+def _mma(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def mma(*args: Any, **kwargs: Any) -> Any:
+        _operands.shapes = []
+        try:
+            return original(*args, **kwargs)
+        finally:
+            shapes, _operands.shapes = _operands.shapes, None
+            tally = _tally()
+            if tally is not None and active.record is not None and len(shapes) >= 2:
+                (a, dtype), (b, _) = shapes[0], shapes[1]
+                with active.record.lock:
+                    tally.flops += 2 * int(np.prod(a)) * int(b[-1])
+                    tally.mma_dtype = tally.mma_dtype or dtype
+
+    return mma
+
+
+def _get(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def get_buffer_content(self: Any, key: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(self, key, *args, **kwargs)
+        value = out[0] if isinstance(out, tuple) else None
+        tally = _tally()
+        if tally is None or value is None or active.record is None:
+            return out
+        name, source_info, _ = current_op()
+        if getattr(_operands, "shapes", None) is not None:  # inside an MMA: its operands, in order
+            _operands.shapes.append((tuple(np.shape(value)), str(np.asarray(value).dtype)))
+        elif name == "copy_gmem_to_smem":
+            line = line_of(source_info)
+            with active.record.lock:
+                tally.gmem_bytes_read += int(np.asarray(value).nbytes)
+                tally.read_by_line[line] = tally.read_by_line.get(line, 0) + int(np.asarray(value).nbytes)
+        return out
+
+    return get_buffer_content
+
+
+def _store(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def store_buffer_content(self: Any, key: Any, access: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+        tally = _tally()
+        if tally is not None and active.record is not None and current_op()[0] == "copy_smem_to_gmem":
+            with active.record.lock:
+                tally.gmem_bytes_written += int(np.asarray(value).nbytes)
+        return original(self, key, access, value, *args, **kwargs)
+
+    return store_buffer_content
+
+
+def _allocate(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def allocate_buffer(self: Any, key: Any, ref_count: int, value: Any, *args: Any, **kwargs: Any) -> Any:
+        tally = _tally()
+        if tally is not None and active.record is not None and memory_name(key) == "SMEM":
+            with active.record.lock:
+                if key not in tally.smem_keys:
+                    tally.smem_keys.add(key)
+                    tally.smem_bytes += int(np.asarray(value).nbytes)
+        return original(self, key, ref_count, value, *args, **kwargs)
+
+    return allocate_buffer
+
+
+def install(gpu_callbacks: Any, memory: type) -> None:
+    """Called once by hooks.install, after interpreter.install (whose wrappers say which op is running)."""
+    gpu_callbacks.copy_gmem_to_smem = _load(gpu_callbacks.copy_gmem_to_smem)
+    gpu_callbacks._barrier_wait = _wait(gpu_callbacks._barrier_wait)
+    for name in MMAS:
+        if hasattr(gpu_callbacks, name):
+            setattr(gpu_callbacks, name, _mma(getattr(gpu_callbacks, name)))
+    memory.get_buffer_content = _get(memory.get_buffer_content)
+    memory.store_buffer_content = _store(memory.store_buffer_content)
+    memory.allocate_buffer = _allocate(memory.allocate_buffer)
+
+
+def counts(tally: CostTally, min_bytes: int) -> KernelCounts:
+    """The card's record of one case, from what the hooks counted."""
+    blocks = max(len(tally.blocks), 1)
+    return KernelCounts(gmem_bytes_read=tally.gmem_bytes_read, gmem_bytes_written=tally.gmem_bytes_written,
+                        flops=tally.flops, mma_dtype=tally.mma_dtype, smem_bytes=tally.smem_bytes // blocks,
+                        blocks=blocks, copy_waits=tally.copy_waits, overlapped_waits=tally.overlapped_waits,
+                        min_bytes=min_bytes)
+
+
+def busiest_load(tally: CostTally) -> SourceLine | None:
+    """The learner line whose TMA loads moved the most bytes."""
+    lines = [(n, line) for line, n in tally.read_by_line.items() if line is not None]
+    return max(lines, key=lambda item: item[0])[1] if lines else None
