@@ -5,7 +5,10 @@ Every copy and MMA runs at the moment it is issued (the interpreter is eager), i
 that issued it, so the bytes are those of the buffers read and stored inside the
 copy_gmem_to_smem / copy_smem_to_gmem callbacks, and an MMA's FLOPs come from the shapes of
 the operands it reads. A load is in flight from its copy until a wait on the barrier it
-arrives on; a wait while another load of the same block is in flight is an overlapped one.
+arrives on; a wait is an overlapped one while another load of the same block is in flight, or
+when the block issued an MMA since its last wait and the kernel leaves MMAs running
+(wgmma_wait(n) with n >= 1, seen when the kernel is traced: the interpreter runs every MMA
+synchronously, so the copy issued after it would overlap it only on a GPU).
 
 Private API (mosaic_gpu/jax_private.py lists it, with the versions checked): the interpreter's
 gpu_callbacks (copy_gmem_to_smem, _barrier_wait, wgmma, tcgen05_mma) and GPUSharedMemory
@@ -66,9 +69,11 @@ def _wait(original: Callable[..., Any]) -> Callable[..., Any]:
             block, barrier = _block(mesh_location), _key(key)
             with active.record.lock:
                 pending = tally.in_flight.setdefault(block, {})
+                computed = block in tally.mma_since_wait
+                tally.mma_since_wait.discard(block)
                 if pending.pop(barrier, 0):
                     tally.copy_waits += 1
-                    if any(pending.values()):
+                    if any(pending.values()) or (computed and tally.mma_left_running):
                         tally.overlapped_waits += 1
                     elif tally.serial_wait is None:
                         tally.serial_wait = line_of(kwargs.get("source_info"))
@@ -88,7 +93,10 @@ def _mma(original: Callable[..., Any]) -> Callable[..., Any]:
             tally = _tally()
             if tally is not None and active.record is not None and len(shapes) >= 2:
                 (a, dtype), (b, _) = shapes[0], shapes[1]
+                block = _block(kwargs.get("mesh_location"))
                 with active.record.lock:
+                    tally.first_mma = tally.first_mma or line_of(kwargs.get("source_info"))
+                    tally.mma_since_wait.add(block)
                     tally.flops += 2 * int(np.prod(a)) * int(b[-1])
                     tally.mma_dtype = tally.mma_dtype or dtype
 
@@ -142,6 +150,17 @@ def _allocate(original: Callable[..., Any]) -> Callable[..., Any]:
     return allocate_buffer
 
 
+def _mma_wait(original: Callable[..., Any]) -> Callable[..., Any]:
+    """plgpu.wgmma_wait as the kernel is traced: n >= 1 lets an MMA run on while the next step starts."""
+    @functools.wraps(original)
+    def wgmma_wait(n: Any, *args: Any, **kwargs: Any) -> Any:
+        if active.record is not None and isinstance(n, int) and n >= 1:
+            active.record.costs.mma_left_running = True
+        return original(n, *args, **kwargs)
+
+    return wgmma_wait
+
+
 def install(gpu_callbacks: Any, memory: type) -> None:
     """Called once by hooks.install, after interpreter.install (whose wrappers say which op is running)."""
     gpu_callbacks.copy_gmem_to_smem = _load(gpu_callbacks.copy_gmem_to_smem)
@@ -152,6 +171,9 @@ def install(gpu_callbacks: Any, memory: type) -> None:
     memory.get_buffer_content = _get(memory.get_buffer_content)
     memory.store_buffer_content = _store(memory.store_buffer_content)
     memory.allocate_buffer = _allocate(memory.allocate_buffer)
+    from jax.experimental.pallas import mosaic_gpu as plgpu
+
+    plgpu.wgmma_wait = _mma_wait(plgpu.wgmma_wait)
 
 
 def counts(tally: CostTally, min_bytes: int) -> KernelCounts:

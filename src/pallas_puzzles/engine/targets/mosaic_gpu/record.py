@@ -127,7 +127,10 @@ class CostTally:
     in_flight: dict[tuple[int, ...], dict[Any, int]] = field(default_factory=dict)  # block -> barrier -> loads
     copy_waits: int = 0
     overlapped_waits: int = 0
+    mma_since_wait: set[tuple[int, ...]] = field(default_factory=set)  # blocks that issued an MMA since a wait
+    mma_left_running: bool = False  # the kernel waits with wgmma_wait(n >= 1): an MMA runs on past its step
     serial_wait: SourceLine | None = None  # the first copy wait with no other load in flight
+    first_mma: SourceLine | None = None  # where the pipeline body computes (emit_pipeline's waits have no line)
     read_by_line: dict[SourceLine | None, int] = field(default_factory=dict)  # TMA load bytes per learner line
 
 

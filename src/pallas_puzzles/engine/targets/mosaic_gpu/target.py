@@ -171,7 +171,8 @@ def _with_card(case: Case, result: CaseResult, record: CaseRecord, inputs: Any, 
     minimum = sum(int(a.nbytes) for a in inputs) + int(expected.nbytes)
     card = gpu_card.estimate(costs.counts(record.costs, minimum), gpu_chips.gpu_chip(), case.label)
     budget = case.puzzle.budget
-    over = (gpu_budget.check_gpu_budget(card, budget, costs.busiest_load(record.costs), record.costs.serial_wait)
+    over = (gpu_budget.check_gpu_budget(card, budget, costs.busiest_load(record.costs),
+                                            record.costs.serial_wait or record.costs.first_mma)
             if budget is not None else None)
     return case.done(over is None, *([over] if over else []), gpu_card=card)
 
