@@ -16,6 +16,7 @@ from pallas_puzzles import backends
 from pallas_puzzles.perf.figures import Performance
 from pallas_puzzles.perf.gpu_card import GpuCard
 from pallas_puzzles.report.formats import Format
+from pallas_puzzles.report.gpu_card import gpu_case
 from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.report.traffic_card import traffic_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
@@ -156,6 +157,7 @@ def result_document(result: CheckResult) -> dict[str, Any]:
         "printed": result.printed,
         "performance": performance_dict(card_case(result)) if result.numbers_right else None,
         "traffic": traffic_dict(traffic_case(result)) if result.passed else None,
+        "gpu_card": gpu_card_dict(gpu_case(result)) if result.numbers_right else None,
     }
 
 

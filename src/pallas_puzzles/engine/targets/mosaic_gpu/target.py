@@ -52,6 +52,7 @@ class MosaicGpuTarget(Target):
                               "and lowered for CUDA on the CPU for the rules only a GPU enforces")
     min_jax: ClassVar[str] = "0.12"  # the GPU interpreter's public API (InterpretGPUParams) is new in 0.12
     partners: ClassVar[Mapping[str, str]] = {"gpu": "mosaic-gpu-device"}
+    gpu_card: ClassVar[bool] = True
     not_lowered_because: ClassVar[str] = ("its kernels are Mosaic GPU kernels, not TPU kernels "
                                           "(verify lowers them for CUDA as part of every check)")
 
