@@ -3,14 +3,18 @@
 A target that checks GPU kernels feeds the card through one plain record, `KernelCounts`,
 counted while the kernel ran (the Mosaic GPU target counts it in its interpreter hooks; a
 Blackwell target feeds the same record). The model, per shape case:
-- memory: the bytes the TMA copies moved between GMEM and SMEM, at HBM bandwidth;
+- memory: the bytes the TMA copies moved between GMEM and SMEM, at HBM bandwidth, less the re-reads
+  L2 serves: a tile read again (by another block, or another K pass) hits L2 as far as the kernel's
+  footprint (its inputs and output) fits there, so a share 1 - L2 / footprint of the re-reads
+  (none when the footprint fits) goes to DRAM;
 - compute: the tensor-core FLOPs at the dense rate of the MMA operands' dtype;
 - both scaled by the share of SMs the grid can occupy (a 4-block grid uses 4 of 132 SMs);
 - overlap: copies and MMAs overlap as far as the kernel lets them. A copy wait is overlapped
   when another load of the block was already in flight (double buffering, emit_pipeline);
   blocks resident on one SM together also overlap one another's copies and MMAs. The time
   is max(memory, compute) + (1 - overlap) * min(memory, compute), plus one kernel launch.
-It is a roofline, not a simulator: no L2 hits, bank conflicts, or latency of a lone copy.
+It is a roofline, not a simulator: no L2 bandwidth limit, bank conflicts, epilogues, or latency of a
+lone copy.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ class GpuCard:
     resident: int  # blocks that actually share an SM in this grid
     sm_share: float  # the share of the GPU's SMs the grid occupies
     overlap: float  # 0: copies and MMAs one after the other; 1: fully overlapped
+    dram_bytes: int  # the TMA traffic less the re-reads L2 serves
     memory_seconds: float
     compute_seconds: float
     launch_seconds: float
@@ -82,6 +87,13 @@ class GpuCard:
         return self.counts.flops / self.est_seconds if self.est_seconds else 0.0
 
 
+def dram_bytes(counts: KernelCounts, chip: GpuChip) -> int:
+    """The TMA bytes that come from DRAM: the first read of each byte, and the re-reads L2 cannot hold."""
+    rereads = max(0, counts.gmem_bytes - counts.min_bytes)
+    misses = max(0.0, 1 - chip.l2_bytes / counts.min_bytes) if counts.min_bytes else 1.0
+    return round(counts.gmem_bytes - rereads * (1 - misses))
+
+
 def estimate(counts: KernelCounts, chip: GpuChip, case: str = "") -> GpuCard:
     per_sm = min(MAX_BLOCKS_PER_SM, chip.smem_per_sm_bytes // counts.smem_bytes) if counts.smem_bytes else \
         MAX_BLOCKS_PER_SM
@@ -92,9 +104,10 @@ def estimate(counts: KernelCounts, chip: GpuChip, case: str = "") -> GpuCard:
     within = counts.pipelined or 0.0
     overlap = max(within, 1 - 1 / resident)
     rate = chip.mma_flops_per_second(counts.mma_dtype)
+    dram = dram_bytes(counts, chip)
     return GpuCard(chip=chip.name, title=chip.title, case=case, counts=counts, blocks_per_sm=per_sm,
-                   resident=resident, sm_share=share, overlap=overlap,
-                   memory_seconds=counts.gmem_bytes / (chip.hbm_bytes_per_second * share),
+                   resident=resident, sm_share=share, overlap=overlap, dram_bytes=dram,
+                   memory_seconds=dram / (chip.hbm_bytes_per_second * share),
                    compute_seconds=counts.flops / (rate * share),
                    launch_seconds=LAUNCH_SECONDS)
 
