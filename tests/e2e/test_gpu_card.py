@@ -12,6 +12,7 @@ from helpers import COURSE, skip_if_jax_too_old
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.checking import support
 from pallas_puzzles.cli import app
+from pallas_puzzles.workspace.folder import reference_solution
 
 WGMMA = COURSE.find("wgmma_matmul")
 PIPELINE = COURSE.find("pipeline_matmul")
@@ -71,3 +72,14 @@ def test_perf_on_a_jax_without_the_gpu_interpreter_refuses_in_one_sentence(works
     result = cli.invoke(app, ["perf", PIPELINE.name, "--solution"])
     assert result.exit_code == 2
     assert f"Puzzle {PIPELINE.number} needs jax 0.12 or newer" in result.output and "Traceback" not in result.output
+
+
+def test_the_notebook_shows_the_gpu_card_for_the_chip_asked(workspace):
+    import pallas_puzzles as pp
+
+    skip_if_jax_too_old(WGMMA)
+    report = pp.check(WGMMA.name, str(reference_solution(WGMMA)), backend="interpret", chip="b200")
+    assert report.passed and report.gpu_card is not None
+    assert report.gpu_card.chip == "b200" and report.gpu_card.counts.gmem_bytes_read == 196_608  # K = 256 case
+    assert "Performance on an NVIDIA B200" in str(report)
+    assert "Performance on an NVIDIA B200" in report._repr_html_()

@@ -118,3 +118,12 @@ def test_the_card_against_jaxs_published_mosaic_gpu_matmul_figures():
     published = 2 * 4096 * 4096 * 8192 / (0.6944 * 2.25e15)
     b200 = _tiled_matmul(4096, 4096, 8192, "b200")
     assert published / 1.5 <= b200 <= published
+
+
+def test_the_notebook_refuses_a_chip_of_the_wrong_kind_before_any_check():
+    import pallas_puzzles as pp
+
+    with pytest.raises(UserError, match=r"runs on an NVIDIA GPU: --chip takes h100, h200, b200, not 'v5e'"):
+        pp.check("pipeline_matmul", lambda a, b: a, chip="v5e")
+    with pytest.raises(UserError, match="Unknown chip 'a100'"):
+        pp.check("constant_add", lambda x: x, chip="a100")

@@ -16,11 +16,11 @@ from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.output import Output
-from pallas_puzzles.perf.model import for_chip
+from pallas_puzzles.perf import rechip
 from pallas_puzzles.report import sentences
 from pallas_puzzles.report.formats import Verdict
 from pallas_puzzles.report.live import RunProgress
-from pallas_puzzles.results import CaseResult, CheckResult, Status
+from pallas_puzzles.results import CheckResult, Status
 from pallas_puzzles.workspace.folder import find_workspace, reference_solution
 from pallas_puzzles.workspace.progress import Progress
 
@@ -36,30 +36,12 @@ def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_
 
 
 def _check_chip(chip_name: str, puzzle: Puzzle | None) -> None:
-    """`--chip` names a TPU generation for TPU puzzles and an NVIDIA GPU for GPU puzzles."""
     from pallas_puzzles.engine import targets
-    from pallas_puzzles.perf import chips, gpu_chips
 
-    if not gpu_chips.is_gpu_chip(chip_name) and chip_name.lower().removeprefix("tpu").strip("-_ ") not in chips.CHIPS:
-        raise UserError(f"Unknown chip '{chip_name}'; choose a TPU generation ({', '.join(chips.CHIPS)}) or, for "
-                        f"GPU puzzles, an NVIDIA GPU ({', '.join(gpu_chips.GPU_CHIPS)}).")
     if puzzle is None:
-        return
-    gpu_puzzle = targets.get(puzzle.target).gpu_card
-    if gpu_puzzle != gpu_chips.is_gpu_chip(chip_name):
-        choices = ", ".join(gpu_chips.GPU_CHIPS if gpu_puzzle else chips.CHIPS)
-        raise UserError(f"Puzzle {puzzle.number} runs on {'an NVIDIA GPU' if gpu_puzzle else 'a TPU'}: "
-                        f"--chip takes {choices}, not '{chip_name}'.")
-
-
-def _for_chip(cases: list[CaseResult], chip_name: str) -> list[CaseResult]:
-    """The cases re-estimated for the named TPU generation or GPU (the checker used the defaults)."""
-    from pallas_puzzles.perf import gpu_card, gpu_chips
-
-    if not gpu_chips.is_gpu_chip(chip_name):
-        return for_chip(cases, chip_name)
-    return [dataclasses.replace(c, gpu_card=gpu_card.for_gpu(c.gpu_card, chip_name)) if c.gpu_card else c
-            for c in cases]
+        rechip.check_chip(chip_name)
+    else:
+        rechip.check_chip(chip_name, puzzle.number, targets.get(puzzle.target).gpu_card)
 
 
 class _Warned(Listener):
@@ -94,7 +76,7 @@ class _Shown(_Warned):
 
     def finished(self, job: Job, result: CheckResult) -> None:
         if self.chip_name:
-            result.cases = _for_chip(result.cases, self.chip_name)
+            result.cases = rechip.for_named_chip(result.cases, self.chip_name)
         self.results.append(result)
         self.out.write(self.out.format.check(Verdict(job.puzzle, result, card=self.card, one_of_many=self.many)))
         if result.passed and not self.solutions:

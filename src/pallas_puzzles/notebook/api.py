@@ -34,6 +34,7 @@ from pallas_puzzles.workspace.progress import Progress
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.targets.process import Started
+    from pallas_puzzles.perf.gpu_card import GpuCard
 
 Launcher = Callable[..., Any] | str | Path
 _ready: dict[tuple[str, str], Started] = {}
@@ -123,10 +124,18 @@ class CheckReport:
         kind = self.result.kind
         return kind.id if kind is not None else None
 
+    @property
+    def gpu_card(self) -> GpuCard | None:
+        """A GPU puzzle's card (what the kernel would cost on an NVIDIA GPU), for its busiest case."""
+        from pallas_puzzles.report.gpu_card import gpu_case
+
+        return gpu_case(self.result) if self.result.numbers_right else None
+
     def _render(self, console: Console) -> None:
         from pallas_puzzles.report import verdict_text
 
         console.print(verdict_text.check(self.result, self.puzzle, _place_in_notebook, _cell_link))
+        self._render_cards(console)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield Text.from_ansi(_ansi(self._render, options.max_width, console.color_system is not None))
@@ -135,7 +144,19 @@ class CheckReport:
         from pallas_puzzles.report.formats import Verdict
         from pallas_puzzles.report.verdict_html import NotebookFormat
 
-        return NotebookFormat(_place_in_notebook).check(Verdict(self.puzzle, self.result))
+        import html
+
+        verdict = NotebookFormat(_place_in_notebook).check(Verdict(self.puzzle, self.result))
+        cards = _ansi(self._render_cards, color=False).rstrip()
+        return verdict + (f"<pre class=\"pp-card\">{html.escape(cards)}</pre>" if cards else "")
+
+    def _render_cards(self, console: Console) -> None:
+        """The performance cards, once the numbers are right (as after a check on the command line)."""
+        from pallas_puzzles.report import perf_card
+
+        if self.result.numbers_right:
+            for card in perf_card.cards(self.result):
+                console.print(card)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(_ansi(self._render).rstrip())
@@ -166,10 +187,19 @@ def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> C
     return check_function(puzzle, launcher, started.backend, started.target, fail_fast=fail_fast)
 
 
-def check(puzzle: int | str, launcher: Launcher, backend: str = "auto") -> CheckReport:
-    """Check a launcher (the function that calls pl.pallas_call) or a file against a puzzle's spec."""
+def check(puzzle: int | str, launcher: Launcher, backend: str = "auto", chip: str | None = None) -> CheckReport:
+    """Check a launcher (the function that calls pl.pallas_call) or a file against a puzzle's spec;
+    `chip` estimates the performance card for another TPU generation or, for GPU puzzles, NVIDIA GPU."""
+    from pallas_puzzles.engine import targets
+    from pallas_puzzles.perf import rechip
+
     chosen = _puzzle(puzzle)
-    report = CheckReport(_run(chosen, launcher, backend, fail_fast=True), chosen)
+    if chip:
+        rechip.check_chip(chip, chosen.number, targets.get(chosen.target).gpu_card)
+    result = _run(chosen, launcher, backend, fail_fast=True)
+    if chip:
+        result.cases = rechip.for_named_chip(result.cases, chip)
+    report = CheckReport(result, chosen)
     if report.passed:
         _progress().record_pass(chosen)  # opens pp.solution for it, and pp.list shows it solved
     return report

@@ -1,0 +1,31 @@
+"""`--chip` and `pp.check(chip=)`: a TPU generation for TPU puzzles, an NVIDIA GPU for GPU puzzles, and the
+cases' figures re-estimated for it (the checker estimates for the defaults, v5e and h100)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pallas_puzzles.errors import UserError
+from pallas_puzzles.perf import chips, gpu_card, gpu_chips
+from pallas_puzzles.perf.model import for_chip
+from pallas_puzzles.results import CaseResult
+
+
+def check_chip(chip_name: str, number: int | None = None, gpu_puzzle: bool = False) -> None:
+    """One sentence when the chip is unknown, or (for puzzle `number`) of the wrong kind."""
+    is_gpu = gpu_chips.is_gpu_chip(chip_name)
+    if not is_gpu and chip_name.lower().removeprefix("tpu").strip("-_ ") not in chips.CHIPS:
+        raise UserError(f"Unknown chip '{chip_name}'; choose a TPU generation ({', '.join(chips.CHIPS)}) or, for "
+                        f"GPU puzzles, an NVIDIA GPU ({', '.join(gpu_chips.GPU_CHIPS)}).")
+    if number is not None and gpu_puzzle != is_gpu:
+        choices = ", ".join(gpu_chips.GPU_CHIPS if gpu_puzzle else chips.CHIPS)
+        raise UserError(f"Puzzle {number} runs on {'an NVIDIA GPU' if gpu_puzzle else 'a TPU'}: "
+                        f"--chip takes {choices}, not '{chip_name}'.")
+
+
+def for_named_chip(cases: list[CaseResult], chip_name: str) -> list[CaseResult]:
+    """The cases re-estimated for the named TPU generation or GPU."""
+    if not gpu_chips.is_gpu_chip(chip_name):
+        return for_chip(cases, chip_name)
+    return [dataclasses.replace(c, gpu_card=gpu_card.for_gpu(c.gpu_card, chip_name)) if c.gpu_card else c
+            for c in cases]
