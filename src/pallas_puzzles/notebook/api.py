@@ -141,10 +141,10 @@ class CheckReport:
         yield Text.from_ansi(_ansi(self._render, options.max_width, console.color_system is not None))
 
     def _repr_html_(self) -> str:
+        import html
+
         from pallas_puzzles.report.formats import Verdict
         from pallas_puzzles.report.verdict_html import NotebookFormat
-
-        import html
 
         verdict = NotebookFormat(_place_in_notebook).check(Verdict(self.puzzle, self.result))
         cards = _ansi(self._render_cards, color=False).rstrip()
