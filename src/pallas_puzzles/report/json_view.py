@@ -108,7 +108,8 @@ def gpu_card_dict(card: GpuCard | None) -> dict[str, Any] | None:
     return {
         "chip": card.chip, "title": card.title, "case": card.case,
         "gmem_bytes_read": counts.gmem_bytes_read, "gmem_bytes_written": counts.gmem_bytes_written,
-        "gmem_bytes_min": counts.min_bytes, "dram_bytes": card.dram_bytes, "flops": counts.flops, "mma_dtype": counts.mma_dtype or None,
+        "gmem_bytes_min": counts.min_bytes, "dram_bytes": card.dram_bytes, "flops": counts.flops,
+        "mma_dtype": counts.mma_dtype or None,
         "smem_bytes": counts.smem_bytes, "blocks": counts.blocks, "blocks_per_sm": card.blocks_per_sm,
         "copy_waits": counts.copy_waits, "overlapped_waits": counts.overlapped_waits,
         "overlap": card.overlap,
