@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pallas_puzzles import backends
+from pallas_puzzles.checking import support
 from pallas_puzzles.checking.jobs import RunReport
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.report import sentences, verdict_text
@@ -26,7 +27,6 @@ from pallas_puzzles.results import CheckResult
 
 if TYPE_CHECKING:
     from pallas_puzzles.dev.check import CourseCheck
-    from pallas_puzzles.report.frames import GridView
     from pallas_puzzles.workspace.progress import HintReveal, Progress
 
 
@@ -63,6 +63,16 @@ def progress_bar(solved: int, total: int, width: int = 30) -> Text:
 WIDE_LIST_COLUMNS = 80
 
 
+def _jax_needed(puzzle: Puzzle) -> tuple[str, str]:
+    """What the list says of jax: ", jax>=0.12" (what the CPU's interpreter needs) and a footnote
+    when another backend needs another jax ("" : none)."""
+    needed = support.jax_needed(puzzle)
+    here = needed.get(backends.INTERPRET.name, "")
+    others = sorted(f"--backend {name} needs {v}" for name, v in needed.items() if v and v != here)
+    shown = f", jax>={here}" if here else ""
+    return (shown + "†", "; ".join(others)) if others else (shown, "")
+
+
 def _list_row(progress: Progress, puzzle: Puzzle) -> tuple[str, Text, Text, str, Text]:
     if puzzle.tour:
         status = Text("tour", style="blue")
@@ -72,8 +82,7 @@ def _list_row(progress: Progress, puzzle: Puzzle) -> tuple[str, Text, Text, str,
         status = Text("unsolved", style="yellow") if progress.workspace is not None else Text("·", style="dim")
     marker = "▶ " if puzzle == progress.current else ""
     missing = [b.name for b in backends.REGISTRY.values() if not puzzle.supports(b)]
-    runs_on = (("all" if not missing else "no " + "/".join(missing))
-               + (f", jax>={puzzle.min_jax}" if puzzle.min_jax else ""))
+    runs_on = ("all" if not missing else "no " + "/".join(missing)) + _jax_needed(puzzle)[0]
     if puzzle.tpu_only_idiom:
         runs_on += "*"
     link = Text(puzzle.file, style=f"cyan link file://{progress.exercise(puzzle).resolve()}"
@@ -106,6 +115,9 @@ def list_view(progress: Progress, width: int) -> Group:
     lines: list[RenderableType] = [table]
     if any(p.tpu_only_idiom for p in course.puzzles):
         lines.append(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
+    footnotes = dict.fromkeys(note for p in course.puzzles if (note := _jax_needed(p)[1]))
+    for note in footnotes:
+        lines.append(Text(f"† what the interpreter (on the CPU) needs; {note}", style="dim"))
     lines.append(Text(f"Commands take a puzzle's number or the name in its file, e.g. "
                       f"`pallas-puzzles hint {progress.current.name}`.", style="dim"))
     if progress.workspace is not None:
@@ -192,11 +204,6 @@ class TerminalFormat(Format):
 
     def listing(self, progress: Progress) -> RenderableType:
         return _ListForWidth(progress)
-
-    def grid(self, view: GridView) -> RenderableType:
-        from pallas_puzzles.report import stepper
-
-        return stepper.render_frame(view, view.first_bad if view.first_bad is not None else 0)
 
 
 class _ListForWidth:
