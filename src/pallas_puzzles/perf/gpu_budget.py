@@ -3,7 +3,7 @@
 Two budgets (course.model.Budget): `traffic`, the TMA traffic as a multiple of the spec's
 inputs and output once each (tiles too small re-read the operands from GMEM), and `overlap`,
 the share of copy waits that must find the next load already in flight (a K loop that waits
-for each copy before issuing the next keeps the tensor cores idle while it waits).
+for each copy before issuing the next leaves the SM idle while each copy is in flight).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ def check_gpu_budget(card: GpuCard, budget: Budget, busiest_load: SourceLine | N
         return Finding(
             FindingKind.GMEM_REREAD,
             f"The TMA copies move {counts.traffic_ratio:.2f}× the minimum GMEM traffic ({kib(counts.gmem_bytes)} "
-            f"for {kib(counts.min_bytes)}); the budget allows {budget.traffic:.2f}×: the blocks read the same "
-            "operand tiles from GMEM again and again. Give each block a larger tile of the output, so that "
-            "fewer blocks re-read each row of a and column of b.",
+            f"for {kib(counts.min_bytes)}); the budget allows {budget.traffic:.2f}×: the copies read the same GMEM "
+            "bytes more than once (the line shown moved the most). Copy into each block only what it computes "
+            "with, and make output tiles large enough that few blocks read the same rows and columns.",
             where=(busiest_load,) if busiest_load is not None else ())
     pipelined = counts.pipelined
     if budget.overlap and pipelined is not None and pipelined < budget.overlap - 1e-9:
@@ -34,7 +34,7 @@ def check_gpu_budget(card: GpuCard, budget: Budget, busiest_load: SourceLine | N
             FindingKind.COPY_NOT_OVERLAPPED,
             f"Only {pipelined:.0%} of the waits for a TMA copy found the next copy already in flight; the budget "
             f"asks for {budget.overlap:.0%}: the loop waits for each copy before it starts the next, so the "
-            f"tensor cores idle while it waits (estimated {card.est_seconds * 1e6:.2f} µs on the {card.title}). "
+            f"SM idles while each copy is in flight (estimated {card.est_seconds * 1e6:.2f} µs on the {card.title}). "
             "Keep two or more steps in flight (max_concurrent_steps=2, or two slots and two barriers).",
             where=(serial_wait,) if serial_wait is not None else ())
     return None
