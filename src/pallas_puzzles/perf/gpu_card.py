@@ -1,8 +1,11 @@
 """The GPU card: what a passing Mosaic GPU kernel would cost on a named NVIDIA GPU (no jax).
 
 A target that checks GPU kernels feeds the card through one plain record, `KernelCounts`,
-counted while the kernel ran (the Mosaic GPU target counts it in its interpreter hooks; a
-Blackwell target feeds the same record). The model, per shape case:
+counted while the kernel ran. The Mosaic GPU target counts it in its interpreter hooks
+(engine/targets/mosaic_gpu/costs.py, which count tcgen05 MMAs as well as wgmma); another GPU
+target sets `gpu_card = True`, builds a KernelCounts per passing case, and hands
+`estimate(counts, gpu_chip())` to `case.done(..., gpu_card=...)`: `perf --chip`, the JSON,
+the terminal and the notebook take it from there. The model, per shape case:
 - memory: the bytes the TMA copies moved between GMEM and SMEM, at HBM bandwidth, less the re-reads
   L2 serves: a tile read again (by another block, or another K pass) hits L2 as far as the kernel's
   footprint (its inputs and output) fits there, so a share 1 - L2 / footprint of the re-reads
