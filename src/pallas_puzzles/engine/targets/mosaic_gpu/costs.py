@@ -11,7 +11,7 @@ when the block issued an MMA since its last wait and the kernel leaves MMAs runn
 synchronously, so the copy issued after it would overlap it only on a GPU).
 
 Private API (mosaic_gpu/jax_private.py lists it, with the versions checked): the interpreter's
-gpu_callbacks (copy_gmem_to_smem, _barrier_wait, wgmma, tcgen05_mma) and GPUSharedMemory
+gpu_callbacks (copy_gmem_to_smem, _barrier_wait, _allocate_barriers, wgmma, tcgen05_mma) and GPUSharedMemory
 (allocate_buffer, get/store_buffer_content). The hooks only read what passes through.
 """
 
@@ -64,22 +64,40 @@ def _load(original: Callable[..., Any]) -> Callable[..., Any]:
 def _wait(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def barrier_wait(token: Any, mesh_location: Any, thread: Any, key: Any, *args: Any, **kwargs: Any) -> Any:
-        tally = _tally()
+        out = original(token, mesh_location, thread, key, *args, **kwargs)
+        tally = _tally()  # counted once the wait returned: another warpgroup's copy may have come meanwhile
         if tally is not None and active.record is not None:
             block, barrier = _block(mesh_location), _key(key)
             with active.record.lock:
                 pending = tally.in_flight.setdefault(block, {})
                 computed = block in tally.mma_since_wait
                 tally.mma_since_wait.discard(block)
-                if pending.pop(barrier, 0):
+                loads = pending.get(barrier, 0)
+                if loads:  # one phase's loads arrive; a producer may already have issued the next phase's
+                    pending[barrier] = max(0, loads - tally.arrivals.get(barrier, loads))
                     tally.copy_waits += 1
                     if any(pending.values()) or (computed and tally.mma_left_running):
                         tally.overlapped_waits += 1
                     elif tally.serial_wait is None:
                         tally.serial_wait = line_of(kwargs.get("source_info"))
-        return original(token, mesh_location, thread, key, *args, **kwargs)
+        return out
 
     return barrier_wait
+
+
+def _barriers(original: Callable[..., Any]) -> Callable[..., Any]:
+    """How many arrivals complete a phase of each barrier allocated (a wait consumes that many loads)."""
+    @functools.wraps(original)
+    def allocate_barriers(*args: Any, **kwargs: Any) -> Any:
+        out = original(*args, **kwargs)
+        tally = _tally()
+        if tally is not None and active.record is not None and isinstance(out, tuple) and len(out) == 2:
+            with active.record.lock:
+                for key in np.asarray(out[1]).reshape(-1, np.asarray(out[1]).shape[-1]):
+                    tally.arrivals[_key(key)] = int(np.asarray(kwargs["num_arrivals"]))
+        return out
+
+    return allocate_barriers
 
 
 def _mma(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -165,6 +183,7 @@ def install(gpu_callbacks: Any, memory: type) -> None:
     """Called once by hooks.install, after interpreter.install (whose wrappers say which op is running)."""
     gpu_callbacks.copy_gmem_to_smem = _load(gpu_callbacks.copy_gmem_to_smem)
     gpu_callbacks._barrier_wait = _wait(gpu_callbacks._barrier_wait)
+    gpu_callbacks._allocate_barriers = _barriers(gpu_callbacks._allocate_barriers)
     for name in MMAS:
         if hasattr(gpu_callbacks, name):
             setattr(gpu_callbacks, name, _mma(getattr(gpu_callbacks, name)))

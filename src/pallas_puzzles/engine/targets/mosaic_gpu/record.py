@@ -125,6 +125,7 @@ class CostTally:
     smem_keys: set[Any] = field(default_factory=set)
     blocks: set[tuple[int, ...]] = field(default_factory=set)
     in_flight: dict[tuple[int, ...], dict[Any, int]] = field(default_factory=dict)  # block -> barrier -> loads
+    arrivals: dict[Any, int] = field(default_factory=dict)  # barrier -> the arrivals that complete one phase
     copy_waits: int = 0
     overlapped_waits: int = 0
     mma_since_wait: set[tuple[int, ...]] = field(default_factory=set)  # blocks that issued an MMA since a wait
