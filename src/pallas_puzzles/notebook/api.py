@@ -2,6 +2,7 @@
 
     pp.exercise(7)            the puzzle's text and the stub to start from
     pp.check(7, long_sum)     check a launcher function (or a file path); a CheckReport
+                              (chip="v7x": the performance card for a TPU7x TensorCore)
     pp.show(7, long_sum)      the grid step-through, embedded in the notebook
     pp.hint(7)                the next hint (each call reveals one more)
     pp.list()                 the course as a table, with what passed in this session
@@ -104,6 +105,7 @@ class CheckReport:
 
     result: CheckResult
     puzzle: Puzzle
+    card: bool = False  # a chip was asked for: the text view ends with its performance card
 
     @property
     def passed(self) -> bool:
@@ -151,10 +153,10 @@ class CheckReport:
         return verdict + (f"<pre class=\"pp-card\">{html.escape(cards)}</pre>" if cards else "")
 
     def _render_cards(self, console: Console) -> None:
-        """The performance cards, once the numbers are right (as after a check on the command line)."""
+        """The performance cards, when a chip was asked for and the numbers are right."""
         from pallas_puzzles.report import perf_card
 
-        if self.result.numbers_right:
+        if self.card and self.result.numbers_right:
             for card in perf_card.cards(self.result):
                 console.print(card)
 
@@ -189,7 +191,8 @@ def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> C
 
 def check(puzzle: int | str, launcher: Launcher, backend: str = "auto", chip: str | None = None) -> CheckReport:
     """Check a launcher (the function that calls pl.pallas_call) or a file against a puzzle's spec;
-    `chip` estimates the performance card for another TPU generation or, for GPU puzzles, NVIDIA GPU."""
+    `chip` picks the chip the performance card models and shows it: a TPU generation ("v5e" unless given;
+    "v7x": a TPU7x TensorCore) or, for GPU puzzles, an NVIDIA GPU ("h100" unless given)."""
     from pallas_puzzles.engine import targets
     from pallas_puzzles.perf import rechip
 
@@ -199,7 +202,7 @@ def check(puzzle: int | str, launcher: Launcher, backend: str = "auto", chip: st
     result = _run(chosen, launcher, backend, fail_fast=True)
     if chip:
         result.cases = rechip.for_named_chip(result.cases, chip)
-    report = CheckReport(result, chosen)
+    report = CheckReport(result, chosen, card=chip is not None)
     if report.passed:
         _progress().record_pass(chosen)  # opens pp.solution for it, and pp.list shows it solved
     return report
