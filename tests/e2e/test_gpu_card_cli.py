@@ -60,7 +60,7 @@ def test_perf_chip_of_the_wrong_kind_or_unknown_is_one_sentence(workspace, cli):
     assert wrong.exit_code == 2
     assert f"Puzzle {PIPELINE.number} runs on an NVIDIA GPU: --chip takes h100, h200, b200, not 'v5e'." in wrong.output
     tpu = cli.invoke(app, ["perf", "constant_add", "--solution", "--chip", "h100"])
-    assert tpu.exit_code == 2 and "runs on a TPU: --chip takes v4, v5e, v5p, v6e, not 'h100'." in tpu.output
+    assert tpu.exit_code == 2 and "runs on a TPU: --chip takes v4, v5e, v5p, v6e, v7x, not 'h100'." in tpu.output
     unknown = cli.invoke(app, ["perf", PIPELINE.name, "--solution", "--chip", "a100"])
     assert unknown.exit_code == 2 and "Unknown chip 'a100'" in unknown.output and "Traceback" not in unknown.output
 

@@ -34,8 +34,8 @@ MAX_BLOCKS_PER_SM = 32  # resident thread blocks per SM on compute capability 9.
 class KernelCounts:
     """What one shape case of a GPU kernel did: the card's only input, filled by a GPU target."""
 
-    gmem_bytes_read: int  # GMEM -> SMEM by TMA copies
-    gmem_bytes_written: int  # SMEM -> GMEM by TMA copies
+    gmem_bytes_read: int  # GMEM -> SMEM by TMA copies, and the kernel's own loads from GMEM
+    gmem_bytes_written: int  # SMEM -> GMEM by TMA copies, and the kernel's own stores into GMEM
     flops: int  # tensor-core MMAs, 2*M*N*K each
     mma_dtype: str  # the MMA operands' dtype ("" when the kernel ran none)
     smem_bytes: int  # SMEM one block allocates: scratch and scoped buffers (pipeline slots)

@@ -27,7 +27,7 @@ def card_lines(card: GpuCard) -> list[str]:
     overlap = ("one copy wait per block: nothing to overlap within a block" if pipelined is None else
                f"{counts.overlapped_waits} of {counts.copy_waits} copy waits found the next copy in flight")
     return [
-        f"GMEM traffic (TMA): read {kib(counts.gmem_bytes_read)}, written {kib(counts.gmem_bytes_written)}, "
+        f"GMEM traffic: read {kib(counts.gmem_bytes_read)}, written {kib(counts.gmem_bytes_written)}, "
         f"{counts.traffic_ratio:.2f}× the minimum {kib(counts.min_bytes)}; from DRAM (re-reads hit L2 as far "
         f"as it holds the arrays): {kib(card.dram_bytes)}",
         f"Tensor cores: {counts.flops:,} FLOPs" + (f" on {counts.mma_dtype} operands" if counts.mma_dtype else ""),

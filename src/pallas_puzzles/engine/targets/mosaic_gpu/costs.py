@@ -3,7 +3,8 @@ and how far the copies run ahead of the waits for them.
 
 Every copy and MMA runs at the moment it is issued (the interpreter is eager), in the thread
 that issued it, so the bytes are those of the buffers read and stored inside the
-copy_gmem_to_smem / copy_smem_to_gmem callbacks, and an MMA's FLOPs come from the shapes of
+copy_gmem_to_smem / copy_smem_to_gmem callbacks (and of a kernel line's own loads from and
+stores into GMEM, as a Blackwell epilogue's store of a TMEM load), and an MMA's FLOPs come from the shapes of
 the operands it reads. A load is in flight from its copy until a wait on the barrier it
 arrives on; a wait is an overlapped one while another load of the same block is in flight, or
 when the block issued an MMA since its last wait and the kernel leaves MMAs running
@@ -12,7 +13,7 @@ synchronously, so the copy issued after it would overlap it only on a GPU).
 
 Private API (mosaic_gpu/jax_private.py lists it, with the versions checked): the interpreter's
 gpu_callbacks (copy_gmem_to_smem, _barrier_wait, _allocate_barriers, wgmma, tcgen05_mma) and GPUSharedMemory
-(allocate_buffer, get/store_buffer_content). The hooks only read what passes through.
+(allocate_buffer, get/store/swap_buffer_content). The hooks only read what passes through.
 """
 
 from __future__ import annotations
@@ -132,8 +133,10 @@ def _get(original: Callable[..., Any]) -> Callable[..., Any]:
         name, source_info, _ = current_op()
         if getattr(_operands, "shapes", None) is not None:  # inside an MMA: its operands, in order
             _operands.shapes.append((tuple(np.shape(value)), str(np.asarray(value).dtype)))
-        elif name == "copy_gmem_to_smem":
+        elif name == "copy_gmem_to_smem" or (name == "_get" and memory_name(key) == "GMEM"):
             line = line_of(source_info)
+            if name == "_get" and line is None:  # not a kernel line's load (the interpreter's own read-back)
+                return out
             with active.record.lock:
                 tally.gmem_bytes_read += int(np.asarray(value).nbytes)
                 tally.read_by_line[line] = tally.read_by_line.get(line, 0) + int(np.asarray(value).nbytes)
@@ -152,6 +155,20 @@ def _store(original: Callable[..., Any]) -> Callable[..., Any]:
         return original(self, key, access, value, *args, **kwargs)
 
     return store_buffer_content
+
+
+def _swap(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A kernel line's store straight into GMEM (a register store, as from a TMEM load) writes GMEM too."""
+    @functools.wraps(original)
+    def swap_buffer_content(self: Any, key: Any, access: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+        tally = _tally()
+        if (tally is not None and active.record is not None and current_op()[0] == "_swap"
+                and memory_name(key) == "GMEM"):
+            with active.record.lock:
+                tally.gmem_bytes_written += int(np.asarray(value).nbytes)
+        return original(self, key, access, value, *args, **kwargs)
+
+    return swap_buffer_content
 
 
 def _allocate(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -189,6 +206,7 @@ def install(gpu_callbacks: Any, memory: type) -> None:
             setattr(gpu_callbacks, name, _mma(getattr(gpu_callbacks, name)))
     memory.get_buffer_content = _get(memory.get_buffer_content)
     memory.store_buffer_content = _store(memory.store_buffer_content)
+    memory.swap_buffer_content = _swap(memory.swap_buffer_content)
     memory.allocate_buffer = _allocate(memory.allocate_buffer)
     from jax.experimental.pallas import mosaic_gpu as plgpu
 

@@ -53,6 +53,7 @@ class MosaicGpuTarget(Target):
     min_jax: ClassVar[str] = "0.12"  # the GPU interpreter's public API (InterpretGPUParams) is new in 0.12
     partners: ClassVar[Mapping[str, str]] = {"gpu": "mosaic-gpu-device"}
     gpu_card: ClassVar[bool] = True
+    card_gpu: ClassVar[str] = "h100"  # the GPU the card estimates for unless --chip names another
     not_lowered_because: ClassVar[str] = ("its kernels are Mosaic GPU kernels, not TPU kernels "
                                           "(verify lowers them for CUDA as part of every check)")
 
@@ -102,7 +103,7 @@ class MosaicGpuTarget(Target):
         finally:
             active.record = None
             active.interpreting = False
-        return _with_card(case, _verdict(case, got, expected, record), record, inputs, expected)
+        return _with_card(case, _verdict(case, got, expected, record), record, inputs, expected, self.card_gpu)
 
     def reset(self) -> None:
         """After a failed case: the interpreter's global state must be cleared before it runs again."""
@@ -162,7 +163,8 @@ class MosaicGpuDevice(Target):
         return timed(case, entry, _verdict(case, got, expected, record))
 
 
-def _with_card(case: Case, result: CaseResult, record: CaseRecord, inputs: Any, expected: Any) -> CaseResult:
+def _with_card(case: Case, result: CaseResult, record: CaseRecord, inputs: Any, expected: Any,
+               chip: str) -> CaseResult:
     """A passing case gets its GPU card (perf/gpu_card.py), and is graded on the puzzle's budget if it has one."""
     from pallas_puzzles.engine.targets.mosaic_gpu import costs
     from pallas_puzzles.perf import gpu_budget, gpu_card, gpu_chips
@@ -170,7 +172,7 @@ def _with_card(case: Case, result: CaseResult, record: CaseRecord, inputs: Any, 
     if not result.passed:
         return result
     minimum = sum(int(a.nbytes) for a in inputs) + int(expected.nbytes)
-    card = gpu_card.estimate(costs.counts(record.costs, minimum), gpu_chips.gpu_chip(), case.label)
+    card = gpu_card.estimate(costs.counts(record.costs, minimum), gpu_chips.gpu_chip(chip), case.label)
     budget = case.puzzle.budget
     over = (gpu_budget.check_gpu_budget(card, budget, costs.busiest_load(record.costs),
                                             record.costs.serial_wait or record.costs.first_mma)
