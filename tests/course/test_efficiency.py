@@ -92,7 +92,7 @@ def test_perf_on_another_chip_and_a_wrong_chip(workspace, cli, validate_json):
     assert document["performance"]["chip"] == "v6e" and document["performance"]["vmem_limit_bytes"] == 32 << 20
     bad = cli.invoke(app, ["perf", "big_blocks", "--chip", "v99"])
     assert bad.exit_code == 2
-    assert "Unknown chip 'v99'; choose a TPU generation (v4, v5e, v5p, v6e, v7x)" in one_sentence(bad.output)
+    assert "Unknown TPU generation 'v99'" in one_sentence(bad.output)
 
 
 def test_perf_on_tpu7x_models_one_tensorcore(workspace, cli, validate_json):

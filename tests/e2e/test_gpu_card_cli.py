@@ -62,7 +62,10 @@ def test_perf_chip_of_the_wrong_kind_or_unknown_is_one_sentence(workspace, cli):
     tpu = cli.invoke(app, ["perf", "constant_add", "--solution", "--chip", "h100"])
     assert tpu.exit_code == 2 and "runs on a TPU: --chip takes v4, v5e, v5p, v6e, v7x, not 'h100'." in tpu.output
     unknown = cli.invoke(app, ["perf", PIPELINE.name, "--solution", "--chip", "a100"])
-    assert unknown.exit_code == 2 and "Unknown chip 'a100'" in unknown.output and "Traceback" not in unknown.output
+    assert unknown.exit_code == 2 and "Traceback" not in unknown.output
+    assert "Unknown GPU 'a100'; choose one of h100, h200, b200." in unknown.output
+    several = cli.invoke(app, ["perf", "--all", "--solution", "--chip", "a100"])
+    assert several.exit_code == 2 and "Unknown chip 'a100'; choose a TPU generation" in several.output
 
 
 def test_perf_on_a_jax_without_the_gpu_interpreter_refuses_in_one_sentence(workspace, cli):

@@ -125,5 +125,7 @@ def test_the_notebook_refuses_a_chip_of_the_wrong_kind_before_any_check():
 
     with pytest.raises(UserError, match=r"runs on an NVIDIA GPU: --chip takes h100, h200, b200, not 'v5e'"):
         pp.check("pipeline_matmul", lambda a, b: a, chip="v5e")
-    with pytest.raises(UserError, match="Unknown chip 'a100'"):
+    with pytest.raises(UserError, match="Unknown TPU generation 'a100'"):
         pp.check("constant_add", lambda x: x, chip="a100")
+    with pytest.raises(UserError, match="Unknown GPU 'v9'"):
+        pp.check("pipeline_matmul", lambda a, b: a, chip="v9")
