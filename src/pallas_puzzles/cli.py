@@ -114,12 +114,14 @@ def lower(puzzle: PuzzleArgument = None,
 @app.command()
 def perf(ctx: typer.Context, puzzle: PuzzleArgument = None, all_: AllOption = False,
          solution: SolutionsOption = False,
-         chip: Annotated[str | None, typer.Option("--chip", metavar="GEN",
-                                                  help="TPU generation for the estimate: v4, v5e (default), "
-                                                       "v5p, v6e.")] = None,
+         chip: Annotated[str | None, typer.Option("--chip", metavar="CHIP",
+                                                  help="Chip for the estimate: a TPU generation, v4, v5e "
+                                                       "(default), v5p, v6e; or for GPU puzzles an NVIDIA "
+                                                       "GPU, h100 (default), h200, b200.")] = None,
          backend: BackendOption = None, as_json: JsonOption = False, format_name: FormatOption = None) -> None:
-    """Check a puzzle and show its performance card: HBM traffic, VMEM, estimated TPU time (on a GPU
-    or TPU the kernel is also timed; --json reports it)."""
+    """Check a puzzle and show its performance card: HBM traffic, VMEM, estimated TPU time, or for a GPU
+    puzzle TMA traffic, tensor-core FLOPs, SMEM and estimated GPU time (on a GPU or TPU the kernel is
+    also timed; --json reports it)."""
     from pallas_puzzles.commands.verify import cmd_perf
 
     _run(lambda out: cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip, all_), as_json, format_name)

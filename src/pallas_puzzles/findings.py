@@ -83,6 +83,8 @@ class FindingKind(Enum):
     GPU_LOWERING = "gpu-lowering"
     GPU_PROGRAM_ID = "gpu-program-id"
     WGMMA_IN_FLIGHT = "wgmma-in-flight"
+    GMEM_REREAD = "gmem-reread"
+    COPY_NOT_OVERLAPPED = "copy-not-overlapped"
     # The answer comes from the learner's kernel (issue 31): a launcher that computes, or a file that
     # reaches into the checker.
     OUTSIDE_KERNEL = "outside-kernel"
@@ -124,6 +126,11 @@ class FindingKind(Enum):
             return cls(name)
         except ValueError:
             raise KeyError(name) from None
+
+    @property
+    def is_budget(self) -> bool:
+        """Right numbers, over a cost budget (the TPU model's or the GPU card's)."""
+        return self in (FindingKind.OVER_BUDGET, FindingKind.GMEM_REREAD, FindingKind.COPY_NOT_OVERLAPPED)
 
     @property
     def is_mismatch(self) -> bool:

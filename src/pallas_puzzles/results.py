@@ -18,6 +18,7 @@ from pallas_puzzles.source_line import SourceLine
 if TYPE_CHECKING:
     from pallas_puzzles.engine.targets.tpu_multichip.traffic import RingTraffic
     from pallas_puzzles.perf.figures import Performance
+    from pallas_puzzles.perf.gpu_card import GpuCard
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,7 @@ class CaseResult:
     grid_points_run: tuple[tuple[int, ...], ...] | None = None
     performance: Performance | None = None  # the cost model's figures, when the case ran to a verdict
     traffic: RingTraffic | None = None  # kernels over several devices: the bytes each sent and received
+    gpu_card: GpuCard | None = None  # GPU kernels: what the case would cost on an NVIDIA GPU (perf/gpu_card.py)
     devices: int = 0  # how many devices ran the case's kernel together (0: one, the usual)
     # On a real accelerator, when asked (perf): the median wall time of one compiled call of the launcher.
     measured_seconds: float | None = None
@@ -241,7 +243,7 @@ class CheckResult:
         if self.passed:
             return True
         return bool(self.cases) and not self.findings and all(
-            c.mismatch is None and all(f.kind is FindingKind.OVER_BUDGET for f in c.findings) for c in self.cases)
+            c.mismatch is None and all(f.kind.is_budget for f in c.findings) for c in self.cases)
 
     @property
     def first_failure(self) -> CaseResult | None:

@@ -12,11 +12,13 @@ from helpers import COURSE, one_sentence
 from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
+from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.perf import chips
 
 REPO = Path(__file__).resolve().parents[2]
-BUDGETED = [p for p in COURSE.puzzles if p.budget is not None]
+# The TPU efficiency chapter; GPU puzzles' budgets are on the GPU card (tests/unit/test_gpu_card.py).
+BUDGETED = [p for p in COURSE.puzzles if p.budget is not None and targets.get(p.target).cost_card]
 PERFORMANCE_KEYS = {"hbm_bytes_read", "hbm_bytes_written", "hbm_bytes_min", "flops", "vmem_bytes",
                     "vmem_limit_bytes", "grid_steps", "est_seconds", "bound", "chip", "operands"}
 

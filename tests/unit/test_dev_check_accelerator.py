@@ -12,7 +12,7 @@ from pallas_puzzles.cli import app
 from pallas_puzzles.dev import examples
 from pallas_puzzles.dev.check import CORRECT, MISTAKE, SOLUTION, STUB, CourseJob, _jobs, judge
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.results import CaseResult, CheckResult, Finding
 
 TMA_COPY = COURSE.find("tma_copy")
 MISTAKES = examples.load(COURSE.folder, examples.MISTAKES)
@@ -66,6 +66,13 @@ def test_a_mistake_the_hardware_runs_right_is_a_disagreement():
     wrong = judge(_job(MISTAKE), _result(True), _result(False, FindingKind.SMEM_UNCOMMITTED))
     assert wrong == ("passes, while the interpreter fails with smem-uncommitted: "
                      "the hardware and the interpreter disagree")
+
+
+def test_a_mistake_over_a_budget_the_interpreter_counts_may_run_right_on_the_hardware():
+    over = CheckResult(number=41, name="pipeline_matmul", file="f.py", backend="interpret", passed=False, cases=[
+        CaseResult("M=128", passed=False, findings=(Finding(FindingKind.COPY_NOT_OVERLAPPED, "0% overlapped"),))])
+    assert over.numbers_right
+    assert judge(_job(MISTAKE), _result(True), over) is None  # the GPU card is counted by the interpreter only
 
 
 def test_an_alternative_the_hardware_gets_wrong_is_a_disagreement():

@@ -5,9 +5,11 @@ from __future__ import annotations
 from helpers import COURSE
 
 from pallas_puzzles.dev import examples
+from pallas_puzzles.engine import targets
 from pallas_puzzles.perf import chips
 
-BUDGETED = [p for p in COURSE.puzzles if p.budget is not None]
+# The TPU efficiency chapter; GPU puzzles' budgets are on the GPU card (tests/unit/test_gpu_card.py).
+BUDGETED = [p for p in COURSE.puzzles if p.budget is not None and targets.get(p.target).cost_card]
 def test_the_chapter_has_four_budgeted_puzzles_each_with_a_wasteful_mistake():
     assert [p.number for p in BUDGETED] == [21, 22, 23, 24]
     mistakes = examples.load(COURSE.folder, examples.MISTAKES)

@@ -12,11 +12,11 @@ from pallas_puzzles.checking.events import Listener
 from pallas_puzzles.checking.jobs import Job, Options, RunReport
 from pallas_puzzles.commands.common import open_progress, shown_path
 from pallas_puzzles.course import source as course_source
-from pallas_puzzles.course.model import Course
+from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.output import Output
-from pallas_puzzles.perf.model import for_chip
+from pallas_puzzles.perf import rechip
 from pallas_puzzles.report import sentences
 from pallas_puzzles.report.formats import Verdict
 from pallas_puzzles.report.live import RunProgress
@@ -29,10 +29,19 @@ def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_
              check_all: bool = False) -> int:
     """Check one puzzle (or all) and show what its kernel costs on a TPU; on an accelerator, time it too."""
     from pallas_puzzles.engine.targets.timing import RUNS
-    from pallas_puzzles.perf import chips
 
-    chips.chip(chip_name)  # an unknown generation is bad input: say so before any work
+    if chip_name:  # an unknown chip, or one of the wrong kind, is bad input: say so before any work
+        _check_chip(chip_name, None if check_all else open_progress(out).puzzle(key))
     return cmd_verify(out, key, check_all, requested, solution, card=True, chip_name=chip_name, timed_runs=RUNS)
+
+
+def _check_chip(chip_name: str, puzzle: Puzzle | None) -> None:
+    from pallas_puzzles.engine import targets
+
+    if puzzle is None:
+        rechip.check_chip(chip_name)
+    else:
+        rechip.check_chip(chip_name, puzzle.number, targets.get(puzzle.target).gpu_card)
 
 
 class _Warned(Listener):
@@ -67,7 +76,7 @@ class _Shown(_Warned):
 
     def finished(self, job: Job, result: CheckResult) -> None:
         if self.chip_name:
-            result.cases = for_chip(result.cases, self.chip_name)
+            result.cases = rechip.for_named_chip(result.cases, self.chip_name)
         self.results.append(result)
         self.out.write(self.out.format.check(Verdict(job.puzzle, result, card=self.card, one_of_many=self.many)))
         if result.passed and not self.solutions:

@@ -37,11 +37,13 @@ class InputSpec:
 
 @dataclass(frozen=True)
 class Budget:
-    """What an efficiency puzzle's kernel may cost on the model's TPU (0: no limit)."""
+    """What an efficiency puzzle's kernel may cost on the model's TPU, or a GPU puzzle's on the GPU card
+    (perf/gpu_budget.py reads traffic and overlap; 0: no limit)."""
 
     traffic: float = 0.0  # HBM bytes moved, as a multiple of the minimum (inputs read once, output written once)
     time: float = 0.0  # estimated time, as a multiple of the ideal (minimum traffic, peak compute, one step)
     vmem: bool = True  # blocks and scratch must fit the chip's default VMEM limit
+    overlap: float = 0.0  # GPU: the share of copy waits that must find the next copy already in flight
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,8 @@ class Case:
     def done(self, passed: bool, *findings: Finding, mismatch: Any = None, performance: Any = None,
              calls: tuple[CallLayout, ...] = (),
              grid_points_run: tuple[tuple[int, ...], ...] | None = None, traffic: Any = None,
-             devices: int = 0) -> CaseResult:
+             devices: int = 0, gpu_card: Any = None) -> CaseResult:
         return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
                           seconds=time.perf_counter() - self.started, sizes=dict(self.sizes), calls=calls,
                           grid_points_run=grid_points_run, performance=performance, traffic=traffic,
-                          devices=devices)
+                          devices=devices, gpu_card=gpu_card)

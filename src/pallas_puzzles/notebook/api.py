@@ -35,6 +35,7 @@ from pallas_puzzles.workspace.progress import Progress
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.targets.process import Started
+    from pallas_puzzles.perf.gpu_card import GpuCard
 
 Launcher = Callable[..., Any] | str | Path
 _ready: dict[tuple[str, str], Started] = {}
@@ -125,24 +126,39 @@ class CheckReport:
         kind = self.result.kind
         return kind.id if kind is not None else None
 
+    @property
+    def gpu_card(self) -> GpuCard | None:
+        """A GPU puzzle's card (what the kernel would cost on an NVIDIA GPU), for its busiest case."""
+        from pallas_puzzles.report.gpu_card import gpu_case
+
+        return gpu_case(self.result) if self.result.numbers_right else None
+
     def _render(self, console: Console) -> None:
         from pallas_puzzles.report import verdict_text
 
         console.print(verdict_text.check(self.result, self.puzzle, _place_in_notebook, _cell_link))
-        if self.card and self.result.numbers_right:
-            from pallas_puzzles.report import perf_card
-
-            for card in perf_card.cards(self.result):
-                console.print(card)
+        self._render_cards(console)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield Text.from_ansi(_ansi(self._render, options.max_width, console.color_system is not None))
 
     def _repr_html_(self) -> str:
+        import html
+
         from pallas_puzzles.report.formats import Verdict
         from pallas_puzzles.report.verdict_html import NotebookFormat
 
-        return NotebookFormat(_place_in_notebook).check(Verdict(self.puzzle, self.result))
+        verdict = NotebookFormat(_place_in_notebook).check(Verdict(self.puzzle, self.result))
+        cards = _ansi(self._render_cards, color=False).rstrip()
+        return verdict + (f"<pre class=\"pp-card\">{html.escape(cards)}</pre>" if cards else "")
+
+    def _render_cards(self, console: Console) -> None:
+        """The performance cards, when a chip was asked for and the numbers are right."""
+        from pallas_puzzles.report import perf_card
+
+        if self.card and self.result.numbers_right:
+            for card in perf_card.cards(self.result):
+                console.print(card)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(_ansi(self._render).rstrip())
@@ -175,16 +191,18 @@ def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> C
 
 def check(puzzle: int | str, launcher: Launcher, backend: str = "auto", chip: str | None = None) -> CheckReport:
     """Check a launcher (the function that calls pl.pallas_call) or a file against a puzzle's spec;
-    `chip` picks the TPU generation the performance card models ("v5e" unless given; "v7x": a TPU7x TensorCore)."""
-    from pallas_puzzles.perf import chips
-    from pallas_puzzles.perf.model import for_chip
+    `chip` picks the chip the performance card models and shows it: a TPU generation ("v5e" unless given;
+    "v7x": a TPU7x TensorCore) or, for GPU puzzles, an NVIDIA GPU ("h100" unless given)."""
+    from pallas_puzzles.engine import targets
+    from pallas_puzzles.perf import rechip
 
     chosen = _puzzle(puzzle)
-    if chip is not None:
-        chips.chip(chip)  # an unknown generation is bad input: one sentence, before any work
-    report = CheckReport(_run(chosen, launcher, backend, fail_fast=True), chosen, card=chip is not None)
-    if chip is not None:
-        report.result.cases = for_chip(report.result.cases, chip)
+    if chip:
+        rechip.check_chip(chip, chosen.number, targets.get(chosen.target).gpu_card)
+    result = _run(chosen, launcher, backend, fail_fast=True)
+    if chip:
+        result.cases = rechip.for_named_chip(result.cases, chip)
+    report = CheckReport(result, chosen, card=chip is not None)
     if report.passed:
         _progress().record_pass(chosen)  # opens pp.solution for it, and pp.list shows it solved
     return report

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from pallas_puzzles import backends
 from pallas_puzzles.perf.figures import Performance
+from pallas_puzzles.perf.gpu_card import GpuCard
 from pallas_puzzles.report.formats import Format
+from pallas_puzzles.report.gpu_card import gpu_case
 from pallas_puzzles.report.perf_card import card_case
 from pallas_puzzles.report.traffic_card import traffic_case
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
@@ -99,6 +101,23 @@ def performance_dict(perf: Performance | None) -> dict[str, Any] | None:
     }
 
 
+def gpu_card_dict(card: GpuCard | None) -> dict[str, Any] | None:
+    if card is None:
+        return None
+    counts = card.counts
+    return {
+        "chip": card.chip, "title": card.title, "case": card.case,
+        "gmem_bytes_read": counts.gmem_bytes_read, "gmem_bytes_written": counts.gmem_bytes_written,
+        "gmem_bytes_min": counts.min_bytes, "dram_bytes": card.dram_bytes, "flops": counts.flops,
+        "mma_dtype": counts.mma_dtype or None,
+        "smem_bytes": counts.smem_bytes, "blocks": counts.blocks, "blocks_per_sm": card.blocks_per_sm,
+        "copy_waits": counts.copy_waits, "overlapped_waits": counts.overlapped_waits,
+        "overlap": card.overlap,
+        "memory_seconds": card.memory_seconds, "compute_seconds": card.compute_seconds,
+        "launch_seconds": card.launch_seconds, "est_seconds": card.est_seconds, "bound": card.bound,
+    }
+
+
 def traffic_dict(traffic: RingTraffic | None) -> dict[str, Any] | None:
     if traffic is None:
         return None
@@ -118,6 +137,7 @@ def case_dict(case: CaseResult) -> dict[str, Any]:
         "performance": performance_dict(case.performance),
         "devices": case.devices,
         "traffic": traffic_dict(case.traffic),
+        "gpu_card": gpu_card_dict(case.gpu_card),
         "measured_seconds": case.measured_seconds,
     }
 
@@ -139,6 +159,7 @@ def result_document(result: CheckResult) -> dict[str, Any]:
         "printed": result.printed,
         "performance": performance_dict(card_case(result)) if result.numbers_right else None,
         "traffic": traffic_dict(traffic_case(result)) if result.passed else None,
+        "gpu_card": gpu_card_dict(gpu_case(result)) if result.numbers_right else None,
     }
 
 

@@ -22,12 +22,14 @@ def card_case(result: CheckResult) -> Performance | None:
 
 
 def cards(result: CheckResult) -> list[Panel]:
-    """The cards that follow a check whose numbers were right: the TPU pipeline's, and for a kernel
-    over several devices the traffic between them (report/traffic_card.py)."""
-    from pallas_puzzles.report import traffic_card
+    """The cards that follow a check whose numbers were right: the TPU pipeline's, for a kernel
+    over several devices the traffic between them (report/traffic_card.py), for a GPU kernel the
+    GPU card (report/gpu_card.py)."""
+    from pallas_puzzles.report import gpu_card, traffic_card
 
-    perf, traffic = card_case(result), traffic_card.traffic_case(result)
-    return [*([card(perf)] if perf is not None else []), *([traffic_card.card(traffic)] if traffic is not None else [])]
+    perf, traffic, gpu = card_case(result), traffic_card.traffic_case(result), gpu_card.gpu_case(result)
+    return [*([card(perf)] if perf is not None else []), *([traffic_card.card(traffic)] if traffic is not None else []),
+            *([gpu_card.card(gpu)] if gpu is not None else [])]
 
 
 def _seconds(value: float) -> str:

@@ -45,6 +45,7 @@ class Target:
     summary: ClassVar[str]  # one line for doctor, list and the README
     setup: ClassVar[ProcessSetup] = ProcessSetup()
     cost_card: ClassVar[bool] = False  # the TPU-pipeline performance card applies to its passing cases
+    gpu_card: ClassVar[bool] = False  # its passing cases carry the GPU card (perf/gpu_card.py; --chip h100...)
     min_jax: ClassVar[str] = ""  # the oldest jax it runs on ("": any this project supports)
     # Where a chapter of this target runs on other backends and modes: a backend name, or "lower"
     # for the lowering check, -> the name of the target that runs it there. A backend missing here

@@ -37,6 +37,7 @@ class BlackwellTarget(MosaicGpuTarget):
                               "detection, lowered for CUDA on the CPU, with lints for what neither sees")
     min_jax: ClassVar[str] = "0.12"  # tcgen05 and TMEM run in the GPU interpreter from jax 0.12 (0.10.2: not at all)
     partners: ClassVar[Mapping[str, str]] = {}
+    card_gpu: ClassVar[str] = "b200"  # the GPU card's default for this chapter
     not_lowered_because: ClassVar[str] = ("its kernels are Mosaic GPU kernels for Blackwell, not TPU kernels "
                                           "(verify lowers them for CUDA as part of every check)")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pallas_puzzles.engine.targets.mosaic_gpu import (
     async_ops,
     barriers,
+    costs,
     interpreter,
     jax_private,
     memory_marks,
@@ -31,6 +32,7 @@ def install() -> None:
     async_ops.install(gpu_callbacks, shared_memory.GPUSharedMemory, jaxpr_interpreter)
     interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory, jaxpr_interpreter)
     memory_marks.install(shared_memory.GPUSharedMemory)
+    costs.install(gpu_callbacks, shared_memory.GPUSharedMemory)
     barriers.install(shared_memory)
     races.install()
     _installed = True

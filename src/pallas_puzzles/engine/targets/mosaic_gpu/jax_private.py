@@ -1,7 +1,7 @@
 """Every private JAX name the Mosaic GPU family uses, and the one way the family reaches them.
 
 All of them belong to JAX's Mosaic GPU interpreter, which the mosaic-gpu target runs on a CPU
-(hooks.py installs interpreter.py's, memory_marks.py's, barriers.py's and races.py's hooks;
+(hooks.py installs interpreter.py's, memory_marks.py's, costs.py's, barriers.py's and races.py's hooks;
 target.py quiets its log). Checked on jax 0.10.2 and 0.12.0.1 (CHECKED_ON): the chapter needs
 jax >= 0.12, and on 0.10.2 most of these names are absent (the entries' `on` says which: on
 0.10.2 as installed for this project the GPU interpreter's modules do not even import, lacking
@@ -74,6 +74,9 @@ NAMES = PrivateNames("mosaic_gpu", CHECKED_ON, (
     *names(GPU_CALLBACKS, "AsyncCopyTask.__call__", use="patched", on=NEW),
     *names(GPU_CALLBACKS, "AsyncCopyTask.src_access", "AsyncCopyTask.dst_access", "AsyncCopyTask.src_allocation_key",
            "AsyncCopyTask.dst_allocation_key", use="field", on=NEW),
+    # costs.py: the GPU card's counts (it also wraps copy_gmem_to_smem, _barrier_wait, wgmma above and
+    # GPUSharedMemory's allocate_buffer, get/store_buffer_content below)
+    *names(GPU_CALLBACKS, "tcgen05_mma", use="patched", on=NEW),
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.set_failed", "GPUSharedMemory.kernel_thread_finished",
            use="patched", on=NEW),
     *names(GPU_SHARED_MEMORY, "GPUSharedMemory.pending_smem_to_gmem_read_clocks", "MeshLocation.cluster_coords",

@@ -139,6 +139,28 @@ class WgmmaRunning(KernelFault):
 
 
 @dataclass
+class CostTally:
+    """What the GPU card counts while the kernel runs (costs.py adds to it under the record's lock)."""
+
+    gmem_bytes_read: int = 0  # by TMA loads
+    gmem_bytes_written: int = 0  # by TMA stores
+    flops: int = 0  # by MMAs
+    mma_dtype: str = ""
+    smem_bytes: int = 0  # SMEM allocated, every block's together
+    smem_keys: set[Any] = field(default_factory=set)
+    blocks: set[tuple[int, ...]] = field(default_factory=set)
+    in_flight: dict[tuple[int, ...], dict[Any, int]] = field(default_factory=dict)  # block -> barrier -> loads
+    arrivals: dict[Any, int] = field(default_factory=dict)  # barrier -> the arrivals that complete one phase
+    copy_waits: int = 0
+    overlapped_waits: int = 0
+    mma_since_wait: set[tuple[int, ...]] = field(default_factory=set)  # blocks that issued an MMA since a wait
+    mma_left_running: bool = False  # the kernel waits with wgmma_wait(n >= 1): an MMA runs on past its step
+    serial_wait: SourceLine | None = None  # the first copy wait with no other load in flight
+    first_mma: SourceLine | None = None  # where the pipeline body computes (emit_pipeline's waits have no line)
+    read_by_line: dict[SourceLine | None, int] = field(default_factory=dict)  # TMA load bytes per learner line
+
+
+@dataclass
 class CaseRecord:
     learner_file: str
     failure: BaseException | None = None  # the first exception the interpreter recorded
@@ -147,6 +169,7 @@ class CaseRecord:
     launches: list[Launch] = field(default_factory=list)
     lint: Finding | None = None  # a rule neither the interpreter nor the lowering sees
     launcher: Any = None  # the launcher's jaxpr, traced for the CUDA lowering (engine/integrity judges it)
+    costs: CostTally = field(default_factory=CostTally)  # what the GPU card counts (costs.py)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def new_run(self) -> None:
@@ -155,6 +178,7 @@ class CaseRecord:
             self.failure = None
             self.unfilled.clear()
             self.outputs_written.clear()
+            self.costs = CostTally()  # the card counts one run: every schedule runs the same copies and MMAs
 
     def note_failure(self, exc: BaseException) -> None:
         with self.lock:
@@ -174,6 +198,7 @@ class _Slot:
     A plain attribute, not a thread-local: the interpreter runs warpgroups on threads of its own."""
 
     record: CaseRecord | None = None
+    interpreting: bool = False  # the interpreted run (not the CUDA lowering pass) is in progress
 
 
 active = _Slot()

@@ -55,6 +55,8 @@ class MosaicGpuTarget(Target):
                               "and lowered for CUDA on the CPU for the rules only a GPU enforces")
     min_jax: ClassVar[str] = "0.12"  # the GPU interpreter's public API (InterpretGPUParams) is new in 0.12
     partners: ClassVar[Mapping[str, str]] = {"gpu": "mosaic-gpu-device"}
+    gpu_card: ClassVar[bool] = True
+    card_gpu: ClassVar[str] = "h100"  # the GPU the card estimates for unless --chip names another
     not_lowered_because: ClassVar[str] = ("its kernels are Mosaic GPU kernels, not TPU kernels "
                                           "(verify lowers them for CUDA as part of every check)")
 
@@ -100,12 +102,12 @@ class MosaicGpuTarget(Target):
                         interpreted = jax.jit(entry).lower(*args).compile()
                 except Exception as exc:  # the learner's code failed while it was traced
                     return case.done(False, faults.failure_finding(exc, record))
-                return self._run_in_turns(case, interpreted, args, expected, record)
+                return self._run_in_turns(case, interpreted, inputs, args, expected, record)
         finally:
             active.record = None
 
-    def _run_in_turns(self, case: Case, interpreted: Callable[..., Any], args: list[Any], expected: Any,
-                      record: CaseRecord) -> CaseResult:
+    def _run_in_turns(self, case: Case, interpreted: Callable[..., Any], inputs: Any, args: list[Any],
+                      expected: Any, record: CaseRecord) -> CaseResult:
         """Run the kernel once per schedule of the case (schedule.py), in the same orders for every check
         of it, until one fails. Blocks of one thread each have one order only: they run once."""
         import zlib
@@ -113,6 +115,7 @@ class MosaicGpuTarget(Target):
         import jax
 
         from pallas_puzzles.engine.targets.mosaic_gpu import faults, races
+        from pallas_puzzles.engine.targets.mosaic_gpu.record import active
         from pallas_puzzles.engine.targets.mosaic_gpu.schedule import TURNS, schedules
 
         result = None
@@ -120,6 +123,7 @@ class MosaicGpuTarget(Target):
             record.new_run()
             races.forget()
             TURNS.begin(plan)
+            active.interpreting = True
             try:
                 got = jax.block_until_ready(interpreted(*args))
             except Exception as exc:
@@ -128,11 +132,12 @@ class MosaicGpuTarget(Target):
                 return case.done(False, finding)
             finally:
                 TURNS.end()
+                active.interpreting = False
             result = _verdict(case, got, expected, record)
             if not result.passed or TURNS.most_threads <= 1:
                 break
         assert result is not None
-        return result
+        return _with_card(case, result, record, inputs, expected, self.card_gpu)
 
     def reset(self) -> None:
         """After a failed case: the interpreter's global state must be cleared before it runs again."""
@@ -191,6 +196,23 @@ class MosaicGpuDevice(Target):
             except Exception as exc:
                 return case.done(False, faults.failure_finding(exc, record))
         return timed(case, entry, _verdict(case, got, expected, record))
+
+
+def _with_card(case: Case, result: CaseResult, record: CaseRecord, inputs: Any, expected: Any,
+               chip: str) -> CaseResult:
+    """A passing case gets its GPU card (perf/gpu_card.py), and is graded on the puzzle's budget if it has one."""
+    from pallas_puzzles.engine.targets.mosaic_gpu import costs
+    from pallas_puzzles.perf import gpu_budget, gpu_card, gpu_chips
+
+    if not result.passed:
+        return result
+    minimum = sum(int(a.nbytes) for a in inputs) + int(expected.nbytes)
+    card = gpu_card.estimate(costs.counts(record.costs, minimum), gpu_chips.gpu_chip(chip), case.label)
+    budget = case.puzzle.budget
+    over = (gpu_budget.check_gpu_budget(card, budget, costs.busiest_load(record.costs),
+                                            record.costs.serial_wait or record.costs.first_mma)
+            if budget is not None else None)
+    return case.done(over is None, *([over] if over else []), gpu_card=card)
 
 
 def _outside_kernel(case: Case, entry: Callable[..., Any], record: CaseRecord) -> Finding | None:
