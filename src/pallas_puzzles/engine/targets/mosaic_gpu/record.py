@@ -178,7 +178,8 @@ class CaseRecord:
             self.failure = None
             self.unfilled.clear()
             self.outputs_written.clear()
-            self.costs = CostTally()  # the card counts one run: every schedule runs the same copies and MMAs
+            # The card counts one run (every schedule runs the same copies and MMAs); what tracing saw stays.
+            self.costs = CostTally(mma_left_running=self.costs.mma_left_running)
 
     def note_failure(self, exc: BaseException) -> None:
         with self.lock:
