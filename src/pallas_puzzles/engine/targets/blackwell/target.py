@@ -9,7 +9,7 @@ with race detection and the deadlock watchdog) with three additions:
    while its readback is in flight, SMEM not committed before the MMA, TMEM capacity, hangs named
    by their barrier.
 The CUDA lowering on a CPU is always for sm_90 (no Blackwell check happens there); a real Blackwell
-GPU is not supported yet: the chapter has no `gpu` partner.
+GPU is not supported yet: the chapter has no `gpu` partner, and `--backend gpu` says it needs sm_100.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class BlackwellTarget(MosaicGpuTarget):
     partners: ClassVar[Mapping[str, str]] = {}
     not_lowered_because: ClassVar[str] = ("its kernels are Mosaic GPU kernels for Blackwell, not TPU kernels "
                                           "(verify lowers them for CUDA as part of every check)")
+    not_run_because: ClassVar[Mapping[str, str]] = {
+        "gpu": "its kernels need a Blackwell GPU (sm_100), and this version checks them only in JAX's GPU interpreter"}
 
     def start(self) -> None:
         from pallas_puzzles.engine.targets.blackwell import hooks
