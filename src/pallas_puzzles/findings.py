@@ -106,6 +106,7 @@ class FindingKind(Enum):
     HOPPER_ON_BLACKWELL = "hopper-on-blackwell"
     NOT_ON_CPU = "not-on-cpu"
     BLACKWELL_ON_HOPPER = "blackwell-on-hopper"
+    MULTICAST_MASK = "multicast-mask"
 
     @property
     def id(self) -> str:
