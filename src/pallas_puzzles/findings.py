@@ -107,6 +107,7 @@ class FindingKind(Enum):
     NOT_ON_CPU = "not-on-cpu"
     BLACKWELL_ON_HOPPER = "blackwell-on-hopper"
     MULTICAST_MASK = "multicast-mask"
+    SMEM_INDEX_NEGATIVE = "smem-index-negative"
 
     @property
     def id(self) -> str:

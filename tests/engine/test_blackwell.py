@@ -111,3 +111,16 @@ def test_tmem_past_512_columns_is_refused_as_capacity(tmp_path: Path):
     result = _variant(TILE, [("TN = 128  #", "TN = 1024  #")], tmp_path)
     assert result.kind is FindingKind.TMEM_CAPACITY
     assert "1024 columns" in result.first_failure.finding.message
+
+
+def test_a_ring_step_below_zero_is_a_negative_slot_at_the_copy_not_a_bare_assertion(tmp_path: Path):
+    """jax.lax.rem(ki - 1, S) is -1 at ki = 0 (rem keeps the dividend's sign): the TMA copy into slot -1 of
+    shared memory is named, where JAX's interpreter fails with a bare AssertionError."""
+    result = _variant(COURSE.find("tcgen05_pipeline"), [("jax.lax.rem(ki + 1, S)", "jax.lax.rem(ki - 1, S)")],
+                      tmp_path)
+    finding = result.first_failure.finding
+    assert result.kind is FindingKind.SMEM_INDEX_NEGATIVE
+    assert "plgpu.copy_gmem_to_smem(a_gmem.at[rows, chunk], a_smem.at[slot], loaded.at[slot])" in [
+        w.text for w in finding.where]
+    assert "index -1" in finding.message and "jax.lax.rem" in finding.message
+    assert "AssertionError" not in finding.message
