@@ -107,6 +107,9 @@ class FindingKind(Enum):
     BARRIER_NOT_FOR_MMA = "barrier-not-for-mma"
     HOPPER_ON_BLACKWELL = "hopper-on-blackwell"
     NOT_ON_CPU = "not-on-cpu"
+    BLACKWELL_ON_HOPPER = "blackwell-on-hopper"
+    MULTICAST_MASK = "multicast-mask"
+    SMEM_INDEX_NEGATIVE = "smem-index-negative"
 
     @property
     def id(self) -> str:

@@ -46,8 +46,7 @@ def test_the_chapter_is_refused_in_one_sentence_on_an_older_jax():
 
 
 @pytest.mark.parametrize(("puzzle", "barrier"), [("tcgen05_pipeline", "mma_done"),
-                                                 ("blackwell_warp_specialized", "mma_done"),
-                                                 ("multicast_pair", "tma_barrier")])
+                                                 ("blackwell_warp_specialized", "mma_done")])
 def test_a_hang_stops_within_seconds_named_by_its_barrier_and_line(puzzle: str, barrier: str, tmp_path: Path):
     mistake = _mistake(puzzle, "barrier-stall")
     found = COURSE.find(puzzle)
@@ -61,8 +60,27 @@ def test_a_hang_stops_within_seconds_named_by_its_barrier_and_line(puzzle: str, 
     assert result.kind is FindingKind.BARRIER_STALL
     assert finding.message.startswith(f"The wait on {barrier} at line {finding.where[0].line} never returns")
     assert mistake.line in finding.where[0].text
-    # No call in the file arrives on mma_done: said so; the multicast's barrier has copies, one missing.
-    assert (f"Nothing in the kernel arrives on {barrier}" in finding.message) == (barrier == "mma_done")
+    assert f"Nothing in the kernel arrives on {barrier}" in finding.message  # no call in the file does
+
+
+def test_a_multicast_left_to_one_block_says_the_other_goes_without_its_operand(tmp_path: Path):
+    """Only block 0 issues the multicast copy: block 1's share of the tile never lands, and every block waits
+    for ever. Said as the multicast it is, at the copy's line and the wait's, rather than as a bare stall."""
+    mistake = _mistake("multicast_pair", "multicast-mask")
+    found = COURSE.find("multicast_pair")
+    skip_if_jax_too_old(found)
+    started = time.perf_counter()
+    result = check_puzzle(found, build_mistake(mistake, tmp_path), INTERPRET)
+    assert time.perf_counter() - started < 10.0
+    finding = result.first_failure.finding
+    assert result.kind is FindingKind.MULTICAST_MASK
+    assert [w.text for w in finding.where] == [
+        'plgpu.copy_gmem_to_smem(a_gmem.at[rows], a_smem, tma_barrier, collective_axes="c")',
+        "plgpu.barrier_wait(tma_barrier)"]
+    copy, wait = finding.where
+    assert finding.message.startswith(f"The multicast copy at line {copy.line} is issued by only some blocks")
+    assert f"the wait on tma_barrier at line {wait.line} never returns" in finding.message
+    assert "every block of the cluster" in finding.message and "Traceback" not in finding.message
 
 
 def test_after_a_race_a_hang_and_a_nan_the_next_check_runs_clean(tmp_path: Path):
@@ -93,3 +111,16 @@ def test_tmem_past_512_columns_is_refused_as_capacity(tmp_path: Path):
     result = _variant(TILE, [("TN = 128  #", "TN = 1024  #")], tmp_path)
     assert result.kind is FindingKind.TMEM_CAPACITY
     assert "1024 columns" in result.first_failure.finding.message
+
+
+def test_a_ring_step_below_zero_is_a_negative_slot_at_the_copy_not_a_bare_assertion(tmp_path: Path):
+    """jax.lax.rem(ki - 1, S) is -1 at ki = 0 (rem keeps the dividend's sign): the TMA copy into slot -1 of
+    shared memory is named, where JAX's interpreter fails with a bare AssertionError."""
+    result = _variant(COURSE.find("tcgen05_pipeline"), [("jax.lax.rem(ki + 1, S)", "jax.lax.rem(ki - 1, S)")],
+                      tmp_path)
+    finding = result.first_failure.finding
+    assert result.kind is FindingKind.SMEM_INDEX_NEGATIVE
+    assert "plgpu.copy_gmem_to_smem(a_gmem.at[rows, chunk], a_smem.at[slot], loaded.at[slot])" in [
+        w.text for w in finding.where]
+    assert "index -1" in finding.message and "jax.lax.rem" in finding.message
+    assert "AssertionError" not in finding.message

@@ -261,3 +261,14 @@ def test_the_same_file_gets_the_same_verdict_every_time(name: str, tmp_path: Pat
         verdicts = {_verdict_of(check_puzzle(puzzle, path, INTERPRET)) for _ in range(3)}
         assert len(verdicts) == 1, (label, verdicts)
         assert next(iter(verdicts))[0] is (label == "solution"), label
+
+
+@pytest.mark.parametrize("backend", [INTERPRET, GPU], ids=lambda b: b.name)
+def test_a_blackwell_mma_in_a_hopper_puzzle_is_refused_before_anything_runs(backend, tmp_path: Path):
+    """The source lint comes first on both backends: on the gpu one it refuses before a GPU is needed."""
+    mistake = _mistake("p40_tcgen05_on_hopper")
+    puzzle = COURSE.find(mistake.puzzle)
+    skip_if_jax_too_old(puzzle)
+    result = check_puzzle(puzzle, build_mistake(mistake, tmp_path), backend)
+    assert result.kind is FindingKind.BLACKWELL_ON_HOPPER
+    assert [w.text for w in result.first_failure.finding.where] == [mistake.line]

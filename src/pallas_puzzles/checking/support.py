@@ -91,6 +91,10 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
                            f"check it with `pallas-puzzles verify {puzzle.number}`.")
         return None
     if not puzzle.supports(backend) or targets.partner_name(puzzle.target, backend, mode) is None:
+        because = targets.get(puzzle.target).not_run_because.get(backend.name)
+        if because:
+            return Refusal(FindingKind.UNSUPPORTED, f"Puzzle {puzzle.number} cannot run on the {backend.name} "
+                                                    f"backend: {because}; it runs on: {', '.join(puzzle.backends)}.")
         idiom = f" ({puzzle.tpu_only_idiom})" if puzzle.tpu_only_idiom else ""
         return Refusal(FindingKind.UNSUPPORTED,
                        f"Puzzle {puzzle.number} uses an idiom{idiom} that the {backend.name} backend does not run; "

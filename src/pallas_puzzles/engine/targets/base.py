@@ -53,6 +53,9 @@ class Target:
     partners: ClassVar[Mapping[str, str]] = {}
     # Why `lower` cannot check this target's kernels, where it has no "lower" partner (a clause).
     not_lowered_because: ClassVar[str] = "its target has no lowering check"
+    # Why it cannot run on a backend missing from `partners`, where that is more than an idiom of the
+    # puzzle (a backend name -> a clause; `refusal` says the general sentence for the rest).
+    not_run_because: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def option_problems(cls, options: Mapping[str, Any]) -> list[str]:

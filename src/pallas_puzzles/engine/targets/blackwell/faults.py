@@ -1,5 +1,5 @@
-"""Blackwell faults in the learner's words: races on tensor memory, hangs named by their barrier,
-an accumulator never initialised, TMEM over capacity.
+"""Blackwell faults in the learner's words: races on tensor memory, hangs named by their barrier (or by
+the multicast copy some blocks skipped), an accumulator never initialised, TMEM over capacity.
 
 The Mosaic GPU target words what it knows (mosaic_gpu/faults.py); this module rewords the findings
 whose cause is a tcgen05 MMA or a TMEM readback, from the fault the interpreter raised (hooks.py
@@ -14,6 +14,7 @@ import dataclasses
 import linecache
 import re
 
+from pallas_puzzles.engine.targets.blackwell import multicast
 from pallas_puzzles.engine.targets.mosaic_gpu.record import Access, BarrierStall, RaceFound
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -102,6 +103,13 @@ def stall_finding(failure: BaseException | None, finding: Finding) -> Finding:
     name = match.group(1).strip()
     lead = f"The wait on {name} at {_at(line)} never returns (stopped). "
     base = re.split(r"[.\[]", name, maxsplit=1)[0]
+    copy = multicast.conditional_copy(line.file, base) if line is not None else None
+    if copy is not None:
+        return Finding(FindingKind.MULTICAST_MASK, (
+            f"The multicast copy at {_at(copy)} is issued by only some blocks of the cluster (it is under a "
+            f"condition), so a block goes without its share of the operand and the wait on {name} at {_at(line)} "
+            "never returns (stopped): a multicast tile lands in each block's SMEM only once every block of the "
+            "cluster has issued the copy, so issue it in every block."), where=_where(copy, line))
     if line is not None and not _arrived_on(line.file, base):
         return dataclasses.replace(finding, message=lead + (
             f"Nothing in the kernel arrives on {base}: a barrier ordered to the tensor core completes when "

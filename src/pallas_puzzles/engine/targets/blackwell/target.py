@@ -2,20 +2,19 @@
 
 It is the Mosaic GPU target (mosaic_gpu/target.py: the CUDA lowering pass, then JAX's GPU interpreter
 with race detection and the deadlock watchdog) with three additions:
-1. lints read from the source first (lints.py): a Hopper wgmma, and the Blackwell features the CPU
+1. its own rules for the source lints (lints.py): a Hopper wgmma, and the Blackwell features the CPU
    cannot run (2-CTA MMA, distributed SMEM, partitioned TMA), each refused in one sentence;
 2. hooks on the tcgen05 callbacks (hooks.py): which call each access is, accumulators never initialised;
 3. findings reworded for tensor memory (faults.py): TMEM read before the MMA completed, overwritten
    while its readback is in flight, SMEM not committed before the MMA, TMEM capacity, hangs named
    by their barrier.
 The CUDA lowering on a CPU is always for sm_90 (no Blackwell check happens there); a real Blackwell
-GPU is not supported yet: the chapter has no `gpu` partner.
+GPU is not supported yet: the chapter has no `gpu` partner, and `--backend gpu` says it needs sm_100.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import linecache
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,6 +23,7 @@ from pallas_puzzles.findings import FindingKind
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.case import Case
+    from pallas_puzzles.engine.targets.mosaic_gpu.lints import Rules
     from pallas_puzzles.results import CaseResult, Finding
 
 # The Mosaic GPU findings a tcgen05 cause may reword.
@@ -40,6 +40,8 @@ class BlackwellTarget(MosaicGpuTarget):
     card_gpu: ClassVar[str] = "b200"  # the GPU card's default for this chapter
     not_lowered_because: ClassVar[str] = ("its kernels are Mosaic GPU kernels for Blackwell, not TPU kernels "
                                           "(verify lowers them for CUDA as part of every check)")
+    not_run_because: ClassVar[Mapping[str, str]] = {
+        "gpu": "its kernels need a Blackwell GPU (sm_100), and this version checks them only in JAX's GPU interpreter"}
 
     def start(self) -> None:
         from pallas_puzzles.engine.targets.blackwell import hooks
@@ -47,13 +49,14 @@ class BlackwellTarget(MosaicGpuTarget):
         super().start()
         hooks.install()
 
-    def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
-        from pallas_puzzles.engine.targets.blackwell import hooks, lints
+    def source_rules(self) -> Rules:
+        from pallas_puzzles.engine.targets.blackwell import lints
 
-        file = str(case.learner_file)
-        refused = lints.check(file, "".join(linecache.getlines(file)))
-        if refused is not None:
-            return case.done(False, refused)
+        return lints.RULES
+
+    def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
+        from pallas_puzzles.engine.targets.blackwell import hooks
+
         hooks.forget()
         result = super().run_case(case, entry)
         if result.passed:

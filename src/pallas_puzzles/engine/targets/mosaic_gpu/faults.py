@@ -18,6 +18,7 @@ from pallas_puzzles.engine.targets.mosaic_gpu.record import (
     BarrierRuleBroken,
     BarrierStall,
     CaseRecord,
+    IndexBelowZero,
     LoadNotWaited,
     Race,
     RaceFound,
@@ -201,6 +202,10 @@ def _window_words(fault: WindowBeforeStart, at: str) -> str:
 AT_ONE_LINE: dict[type, tuple[FindingKind, Callable[[Any, str], str]]] = {
     StoreNotWaited: (FindingKind.TMA_STORE_UNWAITED, _store_words),
     WindowBeforeStart: (FindingKind.TMA_WINDOW, _window_words),
+    IndexBelowZero: (FindingKind.SMEM_INDEX_NEGATIVE, lambda fault, at: (
+        f"The TMA copy {at} {'writes into' if fault.into else 'reads from'} shared memory at index {fault.start} "
+        f"along dimension {fault.dim}, below its first slot (0): jax.lax.rem keeps the sign of its first operand, "
+        "so a ring index like jax.lax.rem(i - 1, S) is -1 when i is 0.")),
     LoadNotWaited: (FindingKind.TMA_LOAD_UNWAITED, lambda fault, at: (
         f"The TMA copy {at} was never waited for: no barrier_wait saw the phase of its barrier that it "
         "completed, so it may still be writing shared memory when the kernel ends. Wait for every copy you "

@@ -21,7 +21,12 @@ import numpy as np
 
 from pallas_puzzles.engine.learner_lines import make_line, same_file
 from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
-from pallas_puzzles.engine.targets.mosaic_gpu.record import StoreNotWaited, WindowBeforeStart, active
+from pallas_puzzles.engine.targets.mosaic_gpu.record import (
+    IndexBelowZero,
+    StoreNotWaited,
+    WindowBeforeStart,
+    active,
+)
 from pallas_puzzles.engine.targets.mosaic_gpu.schedule import AWAY, DONE, RUNNING, gated
 from pallas_puzzles.source_line import SourceLine
 
@@ -117,19 +122,18 @@ def _predicated_store(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _window_inside(original: Callable[..., Any]) -> Callable[..., Any]:
     """A TMA window that starts before its array (a pl.ds start moved below 0): a GPU reads the rows
-    before the start as zeros and drops them on a copy out, and the interpreter fails on it with a
-    bare AssertionError. Name the copy instead."""
+    before the start as zeros and drops them on a copy out; or a shared-memory slot below 0 (a ring
+    index stepped back past 0). The interpreter fails on either with a bare AssertionError: name the copy."""
     @functools.wraps(original)
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         if active.record is not None:
             for into, key, access in ((False, self.src_allocation_key, self.src_access),
                                       (True, self.dst_allocation_key, self.dst_access)):
-                if memory_name(key) != "GMEM":
-                    continue
+                fault = WindowBeforeStart if memory_name(key) == "GMEM" else IndexBelowZero
                 for dim, index in enumerate(access.range):
                     start = index.start if isinstance(index, slice) else index
                     if start is not None and start < 0:
-                        raise WindowBeforeStart(line_of(current_op()[1]), into, dim, int(start))
+                        raise fault(line_of(current_op()[1]), into, dim, int(start))
         return original(self, *args, **kwargs)
 
     return __call__

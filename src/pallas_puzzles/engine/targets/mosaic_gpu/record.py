@@ -122,6 +122,14 @@ class WindowBeforeStart(KernelFault):
         self.line, self.into, self.dim, self.start = line, into, dim, start
 
 
+class IndexBelowZero(KernelFault):
+    """A TMA copy into or out of shared memory at a negative index (a ring slot computed below 0)."""
+
+    def __init__(self, line: SourceLine | None, into: bool, dim: int, start: int) -> None:
+        super().__init__(f"a TMA copy's shared-memory index is {start} along dimension {dim}")
+        self.line, self.into, self.dim, self.start = line, into, dim, start
+
+
 class LoadNotWaited(KernelFault):
     """A TMA copy into shared memory completed a barrier phase that no thread waited for."""
 

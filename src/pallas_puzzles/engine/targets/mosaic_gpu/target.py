@@ -1,6 +1,7 @@
 """The Mosaic GPU target: plgpu.kernel kernels checked on a CPU (jax >= 0.12).
 
 Each shape case runs in two passes:
+0. The source is read for another GPU's instructions (lints.py: tcgen05 is Blackwell's).
 1. The kernel is traced and lowered for CUDA on the CPU (mgpu/cuda_lowering.py): the rules only
    a GPU enforces (shared-memory capacity, wgmma tile shapes, register layouts) fail here. Lints
    (mgpu/api.py) fire while it is traced.
@@ -30,6 +31,7 @@ from pallas_puzzles.results import Finding
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.case import Case
+    from pallas_puzzles.engine.targets.mosaic_gpu.lints import Rules
     from pallas_puzzles.engine.targets.mosaic_gpu.record import CaseRecord
     from pallas_puzzles.results import CaseResult
 
@@ -67,6 +69,12 @@ class MosaicGpuTarget(Target):
         api.install()
         cuda_lowering.install()
 
+    def source_rules(self) -> Rules:
+        """The rules read from the learner's source before each case (lints.py): this chapter is Hopper's."""
+        from pallas_puzzles.engine.targets.mosaic_gpu import lints
+
+        return lints.HOPPER
+
     def _params(self) -> Any:
         from jax.experimental.pallas import mosaic_gpu as plgpu
 
@@ -81,9 +89,12 @@ class MosaicGpuTarget(Target):
         import jax.numpy as jnp
         from jax.experimental.pallas import mosaic_gpu as plgpu
 
-        from pallas_puzzles.engine.targets.mosaic_gpu import cuda_lowering, faults
+        from pallas_puzzles.engine.targets.mosaic_gpu import cuda_lowering, faults, lints
         from pallas_puzzles.engine.targets.mosaic_gpu.record import CaseRecord, active
 
+        refused = lints.check_case(case, self.source_rules())
+        if refused is not None:
+            return case.done(False, refused)
         record = CaseRecord(learner_file=str(case.learner_file))
         inputs, expected, _ = case.data()
         active.record = record
@@ -154,8 +165,8 @@ class MosaicGpuTarget(Target):
 class MosaicGpuDevice(Target):
     """`--backend gpu` for the Mosaic GPU chapter: compiled by Mosaic GPU and run on the GPU JAX sees.
 
-    plgpu.kernel always compiles with Mosaic GPU (never Triton). The same CUDA lowering check and
-    lints as on the CPU come first, so a refusal reads the same; then the kernel runs for real.
+    plgpu.kernel always compiles with Mosaic GPU (never Triton). The same source lints, CUDA lowering
+    check and lints as on the CPU come first, so a refusal reads the same; then the kernel runs for real.
     """
 
     name: ClassVar[str] = "mosaic-gpu-device"
@@ -174,9 +185,12 @@ class MosaicGpuDevice(Target):
         import jax
         import jax.numpy as jnp
 
-        from pallas_puzzles.engine.targets.mosaic_gpu import cuda_lowering, faults
+        from pallas_puzzles.engine.targets.mosaic_gpu import cuda_lowering, faults, lints
         from pallas_puzzles.engine.targets.mosaic_gpu.record import CaseRecord, active
 
+        refused = lints.check_case(case, lints.HOPPER)
+        if refused is not None:
+            return case.done(False, refused)
         record = CaseRecord(learner_file=str(case.learner_file))
         inputs, expected, _ = case.data()
         with jax.default_device(jax.devices(case.backend.platform)[0]):
