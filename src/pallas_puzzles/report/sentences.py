@@ -82,9 +82,12 @@ PRINTED = "your code printed"
 NOT_STARTED_TASK = "Fill in the lines marked TODO and save:"
 
 
+NOT_STARTED = " — not started"
+
+
 def not_started_line(puzzle: Puzzle) -> str:
     """One line for a run over many puzzles: `verify --all` on a fresh workspace."""
-    return f"○ {puzzle_title(puzzle)} — not started"
+    return f"○ {puzzle_title(puzzle)}{NOT_STARTED}"
 
 
 def run_tally(results: list[CheckResult]) -> str:

@@ -191,7 +191,7 @@ class TerminalFormat(Format):
 
         result, puzzle = verdict.result, verdict.puzzle
         if verdict.one_of_many and result.not_started:
-            return Text(sentences.not_started_line(puzzle), style="yellow", no_wrap=True, overflow="ellipsis")
+            return _NotStarted(puzzle)
         shown: list[RenderableType] = [verdict_text.check(result, puzzle)]
         if verdict.card_applies:
             shown.extend(perf_card.cards(result))
@@ -204,6 +204,18 @@ class TerminalFormat(Format):
 
     def listing(self, progress: Progress) -> RenderableType:
         return _ListForWidth(progress)
+
+
+class _NotStarted:
+    """One line however narrow the terminal: the title gives way (…), "— not started" stays whole."""
+
+    def __init__(self, puzzle: Puzzle) -> None:
+        self.title = sentences.not_started_line(puzzle).removesuffix(sentences.NOT_STARTED)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        title = Text(self.title, no_wrap=True, overflow="ellipsis")
+        title.truncate(max(options.max_width - len(sentences.NOT_STARTED), 1), overflow="ellipsis")
+        yield Text.assemble(title, sentences.NOT_STARTED, style="yellow", no_wrap=True)
 
 
 class _ListForWidth:
