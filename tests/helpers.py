@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import signal
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -111,3 +114,19 @@ def swapped_maps(folder: Path) -> Path:
     swapped.write_text(text.replace(x_map, "X").replace(y_map, y_map.replace("(i,)", "(j,)"))
                        .replace("X", x_map.replace("(j,)", "(i,)")))
     return swapped
+
+
+@contextlib.contextmanager
+def ctrl_c_as_in_a_terminal() -> Iterator[None]:
+    """Processes started inside get Ctrl-C (SIGINT) as a terminal's foreground job does.
+
+    A test run started in the background (`pytest &` in a script, nohup, a CI runner) ignores SIGINT,
+    and an ignored signal stays ignored in every process it starts: Python then installs no
+    KeyboardInterrupt handler, so the SIGINT a test sends is lost and the command runs on to its
+    end (exit 0, not 130). A handled signal is reset to its default in a child, so handling it here
+    while the child starts gives the child what a shell gives a foreground command."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

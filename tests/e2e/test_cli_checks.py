@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import checkable, one_sentence
+from helpers import checkable, ctrl_c_as_in_a_terminal, one_sentence
 
 from pallas_puzzles.cli import app
 
@@ -139,8 +139,9 @@ def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
     import sys
     import time
 
-    process = subprocess.Popen([sys.executable, "-m", "pallas_puzzles", "verify", "--all", "--solutions"],
-                               cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with ctrl_c_as_in_a_terminal():  # even when this test run ignores SIGINT (started in the background)
+        process = subprocess.Popen([sys.executable, "-m", "pallas_puzzles", "verify", "--all", "--solutions"],
+                                   cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         seen = ""
         deadline = time.monotonic() + 120

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import COURSE
+from helpers import COURSE, ctrl_c_as_in_a_terminal
 
 from pallas_puzzles.watch import (
     GOODBYE,
@@ -61,11 +61,12 @@ class WatchProcess:
     """`python -m pallas_puzzles watch --backend interpret`, in line mode (stdin is a pipe)."""
 
     def __init__(self, workspace: Path, env: dict[str, str] | None = None) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pallas_puzzles", "watch", "--backend", "interpret"],
-            cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env={**os.environ, "COLUMNS": "120", **(env or {})},
-        )
+        with ctrl_c_as_in_a_terminal():  # the test sends it SIGINT
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "pallas_puzzles", "watch", "--backend", "interpret"],
+                cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                text=True, env={**os.environ, "COLUMNS": "120", **(env or {})},
+            )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 

@@ -31,8 +31,11 @@ GOODBYE = "Bye! Run `pallas-puzzles watch`"
 
 
 # Run in the child, a fresh single-threaded Python (no fork of the threaded test process): a session
-# leader that opens a terminal makes it its controlling terminal, then it becomes the command.
-ATTACH = ("import os, sys\n"
+# leader that opens a terminal makes it its controlling terminal, then it becomes the command. Like a
+# shell starting a foreground job, it gives Ctrl-C its default action, which a test run started in the
+# background (where SIGINT is ignored, and stays ignored in every child) would otherwise pass on.
+ATTACH = ("import os, signal, sys\n"
+          "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
           "fd = os.open(sys.argv[1], os.O_RDWR)\n"
           "[os.dup2(fd, target) for target in (0, 1, 2)]\n"
           "os.execvp(sys.argv[2], sys.argv[2:])\n")
