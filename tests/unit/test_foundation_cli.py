@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import errno
 import json
 import os
 import subprocess
 import sys
 
-from helpers import one_sentence
+from helpers import REPO, one_sentence
 
 from pallas_puzzles.cli import app
 
@@ -99,6 +100,18 @@ def test_solution_prints_code_a_learner_can_copy(workspace, cli):
     assert result.exit_code == 0
     lines = result.output.splitlines()
     assert any(line.startswith("def constant_add(") for line in lines), result.output
+
+
+def test_solution_piped_to_a_file_is_the_solution_file_itself(workspace, tmp_path):
+    """`pallas-puzzles solution 4 > mine.py` at 80 columns: no line cut at the width, no padding."""
+    mine = tmp_path / "mine.py"
+    done = subprocess.run(f"{sys.executable} -m pallas_puzzles solution outer_add_blocked --yes > {mine}", shell=True,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    reference = (REPO / "solutions" / "04_outer_add_blocked.py").read_text()
+    assert max(len(line) for line in reference.splitlines()) > 80  # the lines a terminal would fold
+    assert mine.read_text() == reference
+    ast.parse(mine.read_text())
 
 
 def test_the_last_hint_says_solution_asks_first(workspace, cli, course):

@@ -155,8 +155,14 @@ def render_watch_header(console: Console, progress: Progress, keys: bool) -> Non
 
 
 def render_source(console: Console, path: Path) -> None:
-    """A file's code, highlighted, without line numbers: a learner copies from it."""
-    console.print(Syntax(path.read_text(encoding="utf-8"), "python", line_numbers=False))
+    """A file's code, highlighted, without line numbers: a learner copies from it. Not to a terminal
+    (`solution 4 > mine.py`), the file's own text, byte for byte: nothing folded or padded."""
+    text = path.read_text(encoding="utf-8")
+    if not console.is_terminal:
+        console.file.write(text)
+        console.file.flush()
+        return
+    console.print(Syntax(text, "python", line_numbers=False))
 
 
 def render_result(console: Console, result: CheckResult, puzzle: Puzzle) -> None:
