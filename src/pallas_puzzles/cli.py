@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from pallas_puzzles import backends
+from pallas_puzzles import backends, versions
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.boundary import run_guarded
 from pallas_puzzles.output import Output
@@ -59,8 +59,19 @@ def _backend(ctx: typer.Context, local: str | None) -> str:
     return backends.validate(local or (ctx.obj or {}).get("backend") or backends.AUTO)
 
 
+def _show_version(wanted: bool) -> None:
+    if wanted:
+        print(versions.described())
+        raise typer.Exit()
+
+
+VersionOption = Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
+                                             help="Show the version (and jax's and Python's) and exit.")]
+
+
 @app.callback()
-def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollOption = False) -> None:
+def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollOption = False,
+                  version: VersionOption = False) -> None:
     """Without a command, start watch mode."""
     ctx.obj = {"backend": backend}
     if ctx.invoked_subcommand is None:

@@ -48,6 +48,12 @@ def ours() -> str:
     return installed("pallas-puzzles") or "unknown"
 
 
+def described() -> str:
+    """What `--version` prints: 'pallas-puzzles 0.1.0 (jax 0.12.0.1, Python 3.12.1)'."""
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    return f"pallas-puzzles {ours()} (jax {installed_jax() or 'not installed'}, Python {python})"
+
+
 def python_for(min_jax: str) -> str:
     wanted = parse(min_jax)[:2]
     return next(python for release, python in _PYTHON_FOR_JAX if wanted >= release)

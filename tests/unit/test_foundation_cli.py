@@ -6,6 +6,7 @@ import ast
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -137,3 +138,23 @@ def test_list_json_is_one_document(workspace, cli, course):
     assert [p["puzzle"] for p in document["puzzles"]] == [p.number for p in course.puzzles]
     assert document["current"] == 1 and document["solved"] == 0 and document["total"] == len(course.counted)
     assert {"name", "title", "file", "status", "backends", "hints", "hints_seen"} <= set(document["puzzles"][1])
+
+
+def test_version_names_the_package_jax_and_python():
+    done = subprocess.run([sys.executable, "-m", "pallas_puzzles", "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    python = ".".join(map(str, sys.version_info[:3]))
+    assert re.fullmatch(rf"pallas-puzzles \S+ \(jax \S+, Python {re.escape(python)}\)\n", done.stdout), done.stdout
+
+
+def test_every_command_that_takes_a_puzzle_says_which_name_was_meant(workspace, cli):
+    commands = (["verify"], ["lower"], ["perf"], ["show"], ["hint"], ["solution", "--yes"], ["reset", "--yes"])
+    for command in commands:
+        result = cli.invoke(app, [command[0], "outer_ad", *command[1:]])
+        assert result.exit_code == 2, (command, result.output)
+        assert "did you mean 'outer_add' (puzzle 3)?" in one_sentence(result.output), command
+    # A number out of range or a name like no puzzle's gets the range, not a guess.
+    for key in ("99", "zebra"):
+        text = one_sentence(cli.invoke(app, ["hint", key]).output)
+        assert "did you mean" not in text and "numbered 0 to" in text

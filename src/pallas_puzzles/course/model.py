@@ -181,9 +181,22 @@ class Course:
                 return puzzle
             if text.lower() in (puzzle.name, puzzle.name.replace("_", "-"), puzzle.file):
                 return puzzle
+        close = self._closest(text)
+        if close is not None:  # a misspelt name: say the likely one, as git and pip do
+            raise UserError(f"There is no puzzle '{text}'; did you mean '{close.name}' (puzzle {close.number})?")
         numbers = [p.number for p in self.puzzles]
         raise UserError(f"There is no puzzle '{text}'; puzzles are numbered {min(numbers)} to {max(numbers)} "
                         f"(or use a name from `pallas-puzzles list`).")
+
+    def _closest(self, text: str) -> Puzzle | None:
+        """The puzzle whose name (or file) `text` most likely misspells, if any is close enough."""
+        import difflib
+
+        if text.isdigit():
+            return None
+        spellings = {spelling: p for p in self.puzzles for spelling in (p.name, p.name.replace("_", "-"), p.file)}
+        close = difflib.get_close_matches(text.lower(), spellings, n=1, cutoff=0.75)
+        return spellings[close[0]] if close else None
 
     def after(self, puzzle: Puzzle) -> Puzzle | None:
         index = self.puzzles.index(puzzle)
