@@ -157,6 +157,22 @@ def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
     assert "Stopped with Ctrl-C after" in rest and "Traceback" not in rest
 
 
+def test_a_corrupt_progress_file_is_rebuilt_from_solutions_and_the_stored_verdicts(workspace, cli):
+    solve(workspace, "01_constant_add.py")
+    assert cli.invoke(app, ["verify", "constant_add"]).exit_code == 0  # a pass: stored, its solution installed
+    (workspace / "solutions" / "01_constant_add.py").unlink()  # so only the stored verdict tells of this one
+    shutil.copyfile(REPO / "solutions" / "02_constant_add_blocked.py",  # and only solutions/ of this one
+                    workspace / "solutions" / "02_constant_add_blocked.py")
+    (workspace / ".pallas_puzzles" / "state.json").write_text("{not json")
+    result = cli.invoke(app, ["list"])
+    assert result.exit_code == 0, result.output
+    words = " ".join(result.output.split())
+    assert "progress was rebuilt from solutions/ and your stored verdicts: 2 puzzles solved" in words
+    assert state(workspace)["solved"] == ["constant_add", "constant_add_blocked"]
+    assert state(workspace)["current"] == "outer_add"
+    assert (workspace / ".pallas_puzzles" / "state.corrupt.json").read_text() == "{not json"
+
+
 def test_a_kept_verdict_names_the_results_folder_as_the_learner_would_type_it(workspace, cli):
     cli.invoke(app, ["verify", "constant_add"])
     again = cli.invoke(app, ["verify", "constant_add"])

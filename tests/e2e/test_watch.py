@@ -23,15 +23,16 @@ from pallas_puzzles.watch import (
     GOODBYE,
 )
 from pallas_puzzles.workspace.folder import Workspace, init_workspace
-from pallas_puzzles.workspace.state import load_state
+from pallas_puzzles.workspace.state import State, load_state, save_state
 
 REPO = Path(__file__).resolve().parents[2]
 FIRST = "01_constant_add.py"
 SOLUTION_1 = (REPO / "solutions" / FIRST).read_text()
 @pytest.fixture()
 def workspace(tmp_path: Path) -> Iterator[Path]:
-    """A fresh workspace, made without the CLI so these tests depend only on watch mode's own contracts."""
-    init_workspace(tmp_path / "ws", COURSE)
+    """A fresh workspace, made without the CLI so these tests depend only on watch mode's own contracts,
+    of a learner who has read the tour and is on puzzle 1."""
+    save_state(init_workspace(tmp_path / "ws", COURSE), State(current="constant_add", course=COURSE.name))
     with contextlib.chdir(tmp_path / "ws"):
         yield tmp_path / "ws"
 

@@ -136,7 +136,7 @@ def test_list_json_is_one_document(workspace, cli, course):
     assert result.exit_code == 0
     document = json.loads(result.stdout)
     assert [p["puzzle"] for p in document["puzzles"]] == [p.number for p in course.puzzles]
-    assert document["current"] == 1 and document["solved"] == 0 and document["total"] == len(course.counted)
+    assert document["current"] == 0 and document["solved"] == 0 and document["total"] == len(course.counted)
     assert {"name", "title", "file", "status", "backends", "hints", "hints_seen"} <= set(document["puzzles"][1])
 
 

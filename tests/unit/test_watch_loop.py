@@ -50,7 +50,7 @@ from pallas_puzzles.watch import (
 from pallas_puzzles.worker.client import CheckCancelled
 from pallas_puzzles.workspace.folder import Workspace, init_workspace
 from pallas_puzzles.workspace.progress import Progress
-from pallas_puzzles.workspace.state import load_state
+from pallas_puzzles.workspace.state import State, load_state, save_state
 
 REPO = Path(__file__).resolve().parents[2]
 FIRST = "01_constant_add.py"
@@ -60,8 +60,9 @@ NOTICE = re.compile(r"still checking 01_constant_add\.py… \d+ s — save again
 
 @pytest.fixture()
 def workspace(tmp_path: Path) -> Iterator[Path]:
-    """A fresh workspace, made without the CLI so these tests depend only on watch mode's own contracts."""
-    init_workspace(tmp_path / "ws", COURSE)
+    """A fresh workspace, made without the CLI so these tests depend only on watch mode's own contracts,
+    of a learner who has read the tour and is on puzzle 1."""
+    save_state(init_workspace(tmp_path / "ws", COURSE), State(current="constant_add", course=COURSE.name))
     with contextlib.chdir(tmp_path / "ws"):
         yield tmp_path / "ws"
 
