@@ -205,8 +205,9 @@ def grade(ctx: typer.Context,
           submissions: Annotated[list[str], typer.Argument(metavar="SUBMISSION...",
                                                            help="Workspaces, or folders of exercise files.")],
           course: Annotated[str | None, typer.Option("--course", metavar="DIR|PACKAGE",
-                                                     help="The course to grade against "
-                                                          "(default: the built-in course).")] = None,
+                                                     help="The course to grade against (default: the one "
+                                                          "the workspaces were made from, else the built-in "
+                                                          "course).")] = None,
           csv_file: Annotated[str | None, typer.Option("--csv", metavar="FILE",
                                                        help="Write the table as CSV (- for stdout; the default).")]
           = None,
