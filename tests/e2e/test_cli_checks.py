@@ -195,3 +195,20 @@ def test_lower_on_an_untouched_stub_says_not_started_and_lists_no_passed_case(wo
     result = cli.invoke(app, ["lower", "constant_add_blocked"])
     assert result.exit_code == 1
     assert "You have not started puzzle 2 yet" in result.output and "passed" not in result.output
+
+
+def test_verify_after_a_pass_says_what_comes_next_and_hint_follows(workspace, cli):
+    toured = cli.invoke(app, ["verify"])  # a fresh workspace starts on the tour, which passes as it is
+    assert toured.exit_code == 0, toured.output
+    assert "Next: puzzle 1, Constant add" in " ".join(toured.output.split())
+    solve(workspace, "01_constant_add.py")
+    passed = cli.invoke(app, ["verify"])
+    assert passed.exit_code == 0, passed.output
+    words = " ".join(passed.output.split())
+    assert "Puzzle 1 (Constant add) solved!" in words
+    assert "Next: puzzle 2, Constant add, blocked" in words and "Edit exercises/02_constant_add_blocked.py" in words
+    assert state(workspace)["current"] == "constant_add_blocked"
+    assert "Puzzle 2: Constant add, blocked" in cli.invoke(app, ["hint"]).output
+    # Checking an earlier puzzle again leaves the learner where they are.
+    assert cli.invoke(app, ["verify", "constant_add"]).exit_code == 0
+    assert state(workspace)["current"] == "constant_add_blocked"

@@ -12,7 +12,7 @@ from pallas_puzzles.checking.events import Listener
 from pallas_puzzles.checking.jobs import Job, Options, RunReport
 from pallas_puzzles.commands.common import open_progress, shown_path
 from pallas_puzzles.course import source as course_source
-from pallas_puzzles.course.model import Course
+from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.output import Output
@@ -22,7 +22,7 @@ from pallas_puzzles.report.formats import Verdict
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
 from pallas_puzzles.workspace.folder import find_workspace, reference_solution
-from pallas_puzzles.workspace.progress import Progress
+from pallas_puzzles.workspace.progress import PassOutcome, Progress
 
 
 def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_name: str | None) -> int:
@@ -53,6 +53,7 @@ class _Shown(_Warned):
         self.progress, self.many, self.solutions = progress, many, solutions
         self.card, self.chip_name = card, chip_name
         self.results: list[CheckResult] = []  # the verdicts shown so far
+        self.passed: tuple[Puzzle, PassOutcome] | None = None  # one puzzle checked, and it passed
 
     def resolved(self, backend: Backend, mode: Mode) -> None:
         if mode is Mode.LOWER:
@@ -69,7 +70,7 @@ class _Shown(_Warned):
         self.results.append(result)
         self.out.write(self.out.format.check(Verdict(job.puzzle, result, card=self.card, one_of_many=self.many)))
         if result.passed and not self.solutions:
-            self.progress.record_pass(job.puzzle)
+            self.passed = (job.puzzle, self.progress.record_pass(job.puzzle))
 
     def done(self, report: RunReport) -> None:
         for outcome in report.refused:
@@ -79,6 +80,28 @@ class _Shown(_Warned):
             self.out.info(sentences.kept_verdicts(report.from_cache,
                                                   shown_path(self.progress.workspace.meta / "results")))
         self.out.write(self.out.format.run(dataclasses.replace(report, course=self.progress.course, many=self.many)))
+        if self.passed is not None and not self.many:
+            self._lead_on(*self.passed)
+
+    def _lead_on(self, puzzle: Puzzle, outcome: PassOutcome) -> None:
+        """After the current puzzle passes, it moves on as watch does, and says where to."""
+        if puzzle != self.progress.current:  # an earlier puzzle checked again: the learner stays where they are
+            return
+        if outcome.upcoming is not None:
+            self.progress.move_to(outcome.upcoming)
+        if self.out.format.document:
+            return
+        said = [] if puzzle.tour else [sentences.solved(puzzle)]
+        if outcome.solution is not None:
+            said.append(f"Compare with the reference solution: {shown_path(outcome.solution, folder=False)}")
+        if outcome.upcoming is None:
+            said.append(sentences.COURSE_FINISHED)
+        else:
+            said.append(sentences.next_puzzle(outcome.upcoming))
+            said.append(f"Edit {shown_path(self.progress.exercise(outcome.upcoming), folder=False)}; "
+                        f"`pallas-puzzles verify` checks it (`pallas-puzzles watch` checks every save).")
+        for line in said:
+            self.out.info(line)
 
 
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,

@@ -98,6 +98,17 @@ def run_tally(results: list[CheckResult]) -> str:
     return text + (f", {errors} checker error{'s' if errors != 1 else ''}" if errors else "")
 
 
+def solved(puzzle: Puzzle) -> str:
+    return f"Puzzle {puzzle.number} ({puzzle.title}) solved!"
+
+
+def next_puzzle(upcoming: Puzzle) -> str:
+    return f"Next: puzzle {upcoming.number}, {upcoming.title} — {upcoming.summary}"
+
+
+COURSE_FINISHED = "That was the last unsolved puzzle. Congratulations: you have finished the course!"
+
+
 def interrupted(done: int, total: int, results: list[CheckResult]) -> str:
     return f"Stopped with Ctrl-C after {done} of {total} puzzles ({run_tally(results)}); nothing of yours was changed."
 

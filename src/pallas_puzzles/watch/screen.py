@@ -15,7 +15,7 @@ from rich.status import Status
 from rich.text import Text
 
 from pallas_puzzles.course.model import Puzzle
-from pallas_puzzles.report import perf_card, terminal, verdict_text
+from pallas_puzzles.report import perf_card, sentences, terminal, verdict_text
 from pallas_puzzles.report.verdict_text import file_link
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.workspace.progress import HintReveal, PassOutcome, Progress
@@ -86,17 +86,16 @@ class Screen:
         self.console.print(Group(*shown))
 
     def _success_box(self, puzzle: Puzzle, outcome: PassOutcome) -> Panel:
-        lines = [Text(f"Puzzle {puzzle.number} ({puzzle.title}) solved!", style="bold green")]
+        lines = [Text(sentences.solved(puzzle), style="bold green")]
         if outcome.solution is not None:
             lines.append(Text("Compare with the reference solution: ") + file_link(outcome.solution))
         upcoming = outcome.upcoming
         if upcoming is not None:
-            lines.append(Text(f"Next: puzzle {upcoming.number}, {upcoming.title} — {upcoming.summary}"))
+            lines.append(Text(sentences.next_puzzle(upcoming)))
             how = "press n" if self.keys else "type n and Enter"
             lines.append(Text(f"When you are done looking, {how} to start it (or save any puzzle file).",
                               style="bold"))
         else:
-            lines.append(Text("That was the last unsolved puzzle. Congratulations: you have finished the course!",
-                              style="bold"))
+            lines.append(Text(sentences.COURSE_FINISHED, style="bold"))
         lines.append(terminal.progress_bar(self.progress.solved_count, self.progress.total))
         return Panel(Group(*lines), border_style="green", title="✓ passed")
