@@ -59,14 +59,25 @@ def python_for(min_jax: str) -> str:
     return next(python for release, python in _PYTHON_FOR_JAX if wanted >= release)
 
 
-def missing_requirement(number: int, min_jax: str, have: str | None = None) -> str | None:
-    """One sentence when this environment's jax is older than `min_jax`, else None."""
+def too_old(min_jax: str, have: str | None = None) -> bool:
+    """Whether this environment's jax (or `have`) is older than `min_jax` ("": any jax will do)."""
     if not min_jax:
-        return None
+        return False
     have = have if have is not None else installed_jax()
-    if have is not None and parse(have) >= parse(min_jax):
-        return None
+    return have is None or parse(have) < parse(min_jax)
+
+
+def needed_and_found(min_jax: str, have: str | None = None) -> str:
+    """'jax 0.12 or newer (on Python 3.12 or newer); this environment has jax 0.10.2 on Python 3.11'."""
+    have = have if have is not None else installed_jax()
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     found = f"jax {have}" if have else "no jax"
-    return (f"Puzzle {number} needs jax {min_jax} or newer (on Python {python_for(min_jax)} or newer); "
-            f"this environment has {found} on Python {python}.")
+    return f"jax {min_jax} or newer (on Python {python_for(min_jax)} or newer); this environment has {found} on " \
+           f"Python {python}"
+
+
+def missing_requirement(number: int, min_jax: str, have: str | None = None) -> str | None:
+    """One sentence when this environment's jax is older than `min_jax`, else None."""
+    if not too_old(min_jax, have):
+        return None
+    return f"Puzzle {number} needs {needed_and_found(min_jax, have)}."

@@ -212,3 +212,19 @@ def test_verify_after_a_pass_says_what_comes_next_and_hint_follows(workspace, cl
     # Checking an earlier puzzle again leaves the learner where they are.
     assert cli.invoke(app, ["verify", "constant_add"]).exit_code == 0
     assert state(workspace)["current"] == "constant_add_blocked"
+
+
+def test_verify_all_counts_the_skipped_says_why_once_and_leaves_out_what_passing_kernels_printed(workspace, cli,
+                                                                                               course):
+    solve(workspace, "01_constant_add.py")
+    result = cli.invoke(app, ["verify", "--all"])
+    assert result.exit_code == 1, result.output  # not every puzzle passes: most are not started
+    lines = result.output.splitlines()
+    skipped = len(course.puzzles) - len(checkable(course.puzzles))  # a chapter this jax cannot run
+    waiting = len(checkable(course.counted)) - 1
+    assert lines[-1] == f"2 passed, {waiting} not started" + (f", {skipped} skipped" if skipped else "")
+    said = [line for line in lines if line.startswith("Skipped:")]
+    assert len(said) == (1 if skipped else 0), said  # one sentence for the puzzles skipped for one reason
+    if skipped:
+        assert "need jax 0.12 or newer" in said[0] and "puzzles 37–43" in said[0]
+    assert "program 0: elements" not in result.output  # the tour's jax.debug.print, shown by `verify 0` alone

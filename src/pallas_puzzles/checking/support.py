@@ -20,6 +20,9 @@ from pallas_puzzles.findings import FindingKind
 class Refusal:
     kind: FindingKind  # JAX_TOO_OLD or UNSUPPORTED
     sentence: str  # one sentence for the learner: what is missing and what to do
+    # The same said of several puzzles at once, after their numbers ("Skipped: puzzles 37–43 REASON."),
+    # so that puzzles refused for one reason are named together; "" for one only ever said alone.
+    reason: str = ""
 
 
 def _needed_jax(puzzle: Puzzle) -> str:
@@ -35,9 +38,10 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
     the jax version is asked about."""
     from pallas_puzzles.engine import targets
 
-    too_old = versions.missing_requirement(puzzle.number, _needed_jax(puzzle), have_jax)
-    if too_old:
-        return Refusal(FindingKind.JAX_TOO_OLD, too_old)
+    needed = _needed_jax(puzzle)
+    if versions.too_old(needed, have_jax):
+        wanted = versions.needed_and_found(needed, have_jax)
+        return Refusal(FindingKind.JAX_TOO_OLD, f"Puzzle {puzzle.number} needs {wanted}.", f"need {wanted}")
     if backend is None:
         return None
     if mode is Mode.LOWER:
@@ -45,13 +49,16 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
             because = targets.get(puzzle.target).not_lowered_because
             return Refusal(FindingKind.UNSUPPORTED,
                            f"`lower` cannot check puzzle {puzzle.number}: {because}; "
-                           f"check it with `pallas-puzzles verify {puzzle.number}`.")
+                           f"check it with `pallas-puzzles verify {puzzle.number}`.",
+                           f"cannot be checked by `lower` ({because}); `pallas-puzzles verify` checks them")
         return None
     if not puzzle.supports(backend) or targets.partner_name(puzzle.target, backend, mode) is None:
         idiom = f" ({puzzle.tpu_only_idiom})" if puzzle.tpu_only_idiom else ""
         return Refusal(FindingKind.UNSUPPORTED,
                        f"Puzzle {puzzle.number} uses an idiom{idiom} that the {backend.name} backend does not run; "
-                       f"it runs on: {', '.join(puzzle.backends)}.")
+                       f"it runs on: {', '.join(puzzle.backends)}.",
+                       f"use an idiom{idiom} that the {backend.name} backend does not run; they run on: "
+                       f"{', '.join(puzzle.backends)}")
     return None
 
 
@@ -60,3 +67,15 @@ def require(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN) -> N
     found = refusal(puzzle, backend, mode)
     if found is not None:
         raise UserError(found.sentence)
+
+
+def grouped(refusals: list[tuple[Puzzle, Refusal]]) -> list[str]:
+    """One sentence per reason, naming every puzzle refused for it: "Skipped: puzzles 37–43 need jax
+    0.12 or newer (...)."; a puzzle refused alone keeps its own sentence."""
+    from pallas_puzzles.report.sentences import puzzle_numbers
+
+    by_reason: dict[str, list[tuple[Puzzle, Refusal]]] = {}
+    for puzzle, refusal in refusals:
+        by_reason.setdefault(refusal.reason or refusal.sentence, []).append((puzzle, refusal))
+    return [f"Skipped: {puzzle_numbers([p.number for p, _ in group])} {reason}." if len(group) > 1
+            else f"Skipped: {group[0][1].sentence}" for reason, group in by_reason.items()]

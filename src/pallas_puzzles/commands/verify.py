@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pallas_puzzles import backends
 from pallas_puzzles.backends import Backend, Mode
-from pallas_puzzles.checking import service
+from pallas_puzzles.checking import service, support
 from pallas_puzzles.checking.events import Listener
 from pallas_puzzles.checking.jobs import Job, Options, RunReport
 from pallas_puzzles.commands.common import open_progress, shown_path
@@ -73,9 +73,8 @@ class _Shown(_Warned):
             self.passed = (job.puzzle, self.progress.record_pass(job.puzzle))
 
     def done(self, report: RunReport) -> None:
-        for outcome in report.refused:
-            assert outcome.refusal is not None
-            self.out.info(f"- puzzle {outcome.puzzle.number} skipped: {outcome.refusal.sentence}")
+        for line in support.grouped([(o.puzzle, o.refusal) for o in report.refused if o.refusal is not None]):
+            self.out.info(line)
         if report.from_cache and self.progress.workspace is not None:
             self.out.info(sentences.kept_verdicts(report.from_cache,
                                                   shown_path(self.progress.workspace.meta / "results")))

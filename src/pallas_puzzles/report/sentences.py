@@ -33,6 +33,19 @@ def finding_place(found: Finding) -> str:
     return ", ".join(parts)
 
 
+def puzzle_numbers(numbers: list[int]) -> str:
+    """'puzzle 7', 'puzzles 37–43', 'puzzles 12, 15 and 37–43': runs of numbers as ranges."""
+    runs: list[list[int]] = []
+    for number in sorted(set(numbers)):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    parts = [part for run in runs for part in ([f"{run[0]}–{run[-1]}"] if len(run) > 2 else map(str, run))]
+    text = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"puzzle{'s' if len(set(numbers)) > 1 else ''} {text}"
+
+
 def puzzle_title(puzzle: Puzzle) -> str:
     return f"Puzzle {puzzle.number}: {puzzle.title}"
 
@@ -87,15 +100,16 @@ def not_started_line(puzzle: Puzzle) -> str:
     return f"○ {puzzle_title(puzzle)} — not started"
 
 
-def run_tally(results: list[CheckResult]) -> str:
-    """'3 passed, 1 failed, 26 not started': untouched stubs are not failures, and a check whose
-    checker failed is neither a pass nor a fail ('1 checker error')."""
+def run_tally(results: list[CheckResult], skipped: int = 0) -> str:
+    """'3 passed, 1 failed, 26 not started, 7 skipped', as pytest counts: a count of none is left out.
+    Untouched stubs are not failures (but not passes either), a check whose checker failed is neither a
+    pass nor a fail ('1 checker error'), and a puzzle that cannot run here is skipped."""
     errors = sum(r.status is Status.ERROR for r in results)
     waiting = sum(r.not_started for r in results)
     passed = sum(r.passed for r in results)
-    text = f"{passed} passed, {len(results) - passed - waiting - errors} failed"
-    text += f", {waiting} not started" if waiting else ""
-    return text + (f", {errors} checker error{'s' if errors != 1 else ''}" if errors else "")
+    counts = ((passed, "passed"), (len(results) - passed - waiting - errors, "failed"), (waiting, "not started"),
+              (skipped, "skipped"), (errors, f"checker error{'s' if errors != 1 else ''}"))
+    return ", ".join(f"{count} {what}" for count, what in counts if count) or "nothing checked"
 
 
 def solved(puzzle: Puzzle) -> str:

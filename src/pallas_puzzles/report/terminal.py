@@ -186,7 +186,9 @@ class TerminalFormat(Format):
         result, puzzle = verdict.result, verdict.puzzle
         if verdict.one_of_many and result.not_started:
             return Text(sentences.not_started_line(puzzle), style="yellow", no_wrap=True, overflow="ellipsis")
-        shown: list[RenderableType] = [verdict_text.check(result, puzzle)]
+        # Among many, what a passing kernel printed is left out (as pytest keeps a passing test's output).
+        shown: list[RenderableType] = [verdict_text.check(result, puzzle,
+                                                          with_printed=not (verdict.one_of_many and result.passed))]
         if verdict.card_applies:
             shown.extend(perf_card.cards(result))
         return Group(*shown)
@@ -194,7 +196,9 @@ class TerminalFormat(Format):
     def run(self, report: RunReport) -> RenderableType:
         if not report.many:
             return None
-        return Text(sentences.run_tally(report.results))
+        every_pass = all(r.passed for r in report.results)  # what the exit code says (commands/verify.py)
+        return Text(sentences.run_tally(report.results, len(report.refused)),
+                    style="bold green" if every_pass else "bold red")
 
     def listing(self, progress: Progress) -> RenderableType:
         return _ListForWidth(progress)

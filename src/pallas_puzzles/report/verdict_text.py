@@ -135,8 +135,9 @@ def not_started(result: CheckResult, name: Namer = sentences.place) -> Group:
 
 
 def check(result: CheckResult, puzzle: Puzzle, name: Namer = sentences.place,
-          link: Callable[[str], Text] = file_link) -> Group:
-    """The whole verdict: a ✓ line on a pass, a short note for an untouched stub, else the ✗ panel."""
+          link: Callable[[str], Text] = file_link, with_printed: bool = True) -> Group:
+    """The whole verdict: a ✓ line on a pass, a short note for an untouched stub, else the ✗ panel;
+    then what the kernel printed (unless `with_printed` is False)."""
     title = sentences.puzzle_title(puzzle)
     shown: list[RenderableType] = []
     if result.passed:
@@ -154,5 +155,5 @@ def check(result: CheckResult, puzzle: Puzzle, name: Namer = sentences.place,
             body.append(Text(sentences.cases_not_run(result), style="dim"))
         shown.append(Panel(Group(*body), title=Text("✗ " + title, style="bold red"),
                            subtitle=sentences.footer(result), border_style="red", expand=True))
-    output = printed(result)
+    output = printed(result) if with_printed else None
     return Group(*shown, *([output] if output is not None else []))
