@@ -69,6 +69,17 @@ def require(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN) -> N
         raise UserError(found.sentence)
 
 
+def beyond_this_jax(puzzles: tuple[Puzzle, ...] | list[Puzzle], have_jax: str | None = None) -> dict[str, list[Puzzle]]:
+    """The puzzles this environment's jax is too old for, by the oldest jax they need (from the course's
+    and the targets' min_jax), e.g. {"0.12": [puzzles 37 to 43]} on Python 3.11."""
+    found: dict[str, list[Puzzle]] = {}
+    for puzzle in puzzles:
+        needed = _needed_jax(puzzle)
+        if versions.too_old(needed, have_jax):
+            found.setdefault(needed, []).append(puzzle)
+    return found
+
+
 def grouped(refusals: list[tuple[Puzzle, Refusal]]) -> list[str]:
     """One sentence per reason, naming every puzzle refused for it: "Skipped: puzzles 37–43 need jax
     0.12 or newer (...)."; a puzzle refused alone keeps its own sentence."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
 # The block map's cells, in the order its legend lists them.
@@ -44,6 +44,18 @@ def puzzle_numbers(numbers: list[int]) -> str:
     parts = [part for run in runs for part in ([f"{run[0]}–{run[-1]}"] if len(run) > 2 else map(str, run))]
     text = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
     return f"puzzle{'s' if len(set(numbers)) > 1 else ''} {text}"
+
+
+def puzzles_need(puzzles: list[Puzzle], what: str) -> str:
+    """'puzzles 37–43 need WHAT' ('puzzle 7 needs WHAT')."""
+    return f"{puzzle_numbers([p.number for p in puzzles])} {'needs' if len(puzzles) == 1 else 'need'} {what}"
+
+
+def course_size(course: Course) -> str:
+    """'43 puzzles and a guided tour': the puzzles that count, and the tour apart."""
+    counted = len(course.counted)
+    tour = " and a guided tour" if len(course.puzzles) > counted else ""
+    return f"{counted} puzzle{'s' if counted != 1 else ''}{tour}"
 
 
 def puzzle_title(puzzle: Puzzle) -> str:

@@ -50,11 +50,19 @@ def info(console: Console, message: str) -> None:
     console.print(Text(message), soft_wrap=True)
 
 
-def progress_bar(solved: int, total: int, width: int = 30) -> Text:
+def progress_bar(progress: Progress) -> Text:
+    """'Progress ████░░ 5/36 solved (puzzles 37–43 need jax 0.12)': out of the puzzles this jax can run."""
+    reachable = progress.within_reach
+    solved, total = len([p for p in reachable if progress.is_solved(p)]), len(reachable)
+    beyond = "; ".join(sentences.puzzles_need(puzzles, f"jax {needed}")
+                       for needed, puzzles in progress.beyond_this_jax.items())
+    width = 20 if beyond else 30  # the note and the bar still fit 80 columns
     filled = round(width * solved / total) if total else 0
     text = Text("Progress ")
     text.append("█" * filled, style="green").append("░" * (width - filled), style="dim")
     text.append(f" {solved}/{total} solved")
+    if beyond:
+        text.append(f" ({beyond})", style="dim")
     return text
 
 
@@ -106,10 +114,11 @@ def list_view(progress: Progress, width: int) -> Group:
     lines: list[RenderableType] = [table]
     if any(p.tpu_only_idiom for p in course.puzzles):
         lines.append(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
+    example = progress.current if not progress.current.tour else course.counted[0]
     lines.append(Text(f"Commands take a puzzle's number or the name in its file, e.g. "
-                      f"`pallas-puzzles hint {progress.current.name}`.", style="dim"))
+                      f"`pallas-puzzles hint {example.name}`.", style="dim"))
     if progress.workspace is not None:
-        lines.append(progress_bar(progress.solved_count, progress.total))
+        lines.append(progress_bar(progress))
     else:
         lines.append(Text("Outside a workspace progress is not tracked; `pallas-puzzles init DIR` makes one.",
                           style="dim"))
@@ -146,7 +155,7 @@ def render_watch_header(console: Console, progress: Progress, keys: bool) -> Non
     console.rule(Text(f"Puzzle {puzzle.number}: {puzzle.title}", style="bold"))
     console.print(Text("Edit ") + file_link(progress.exercise(puzzle))
                   + Text(" and save; it is checked on every save."))
-    console.print(progress_bar(progress.solved_count, progress.total))
+    console.print(progress_bar(progress))
     if keys:
         console.print(Text("keys: h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
     else:

@@ -97,5 +97,5 @@ class Screen:
                               style="bold"))
         else:
             lines.append(Text(sentences.COURSE_FINISHED, style="bold"))
-        lines.append(terminal.progress_bar(self.progress.solved_count, self.progress.total))
+        lines.append(terminal.progress_bar(self.progress))
         return Panel(Group(*lines), border_style="green", title="✓ passed")

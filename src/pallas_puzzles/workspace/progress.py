@@ -9,6 +9,7 @@ with one warning that it is not being saved.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,19 @@ class Progress:
     @property
     def total(self) -> int:
         return len(self.course.counted)
+
+    @functools.cached_property
+    def beyond_this_jax(self) -> dict[str, list[Puzzle]]:
+        """The counted puzzles this environment's jax cannot run, by the jax they need."""
+        from pallas_puzzles.checking.support import beyond_this_jax
+
+        return beyond_this_jax(self.course.counted)
+
+    @property
+    def within_reach(self) -> list[Puzzle]:
+        """The counted puzzles this environment's jax can run: what progress is counted against."""
+        beyond = {p.name for puzzles in self.beyond_this_jax.values() for p in puzzles}
+        return [p for p in self.course.counted if p.name not in beyond]
 
     def hints_seen(self, puzzle: Puzzle) -> int:
         return self.state.hints_seen.get(puzzle.name, 0)
