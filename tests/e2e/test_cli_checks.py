@@ -228,3 +228,16 @@ def test_verify_all_counts_the_skipped_says_why_once_and_leaves_out_what_passing
     if skipped:
         assert "need jax 0.12 or newer" in said[0] and "puzzles 37–43" in said[0]
     assert "program 0: elements" not in result.output  # the tour's jax.debug.print, shown by `verify 0` alone
+
+
+def test_lower_says_what_it_checked_not_that_a_tpu_ran_it(workspace, cli):
+    lowered = cli.invoke(app, ["lower", "constant_add", "--solution"])
+    assert lowered.exit_code == 0, lowered.output
+    words = " ".join(lowered.output.split())
+    assert "Mosaic lowers it for a TPU v5e in 3 shape cases" in words and "nothing ran on a TPU" in words
+    assert "backend tpu" not in words
+    blocked = workspace / "exercises" / "02_constant_add_blocked.py"
+    blocked.write_text((REPO / "solutions" / blocked.name).read_text().replace("\nB = 128", "\nB = 100"))
+    refused = cli.invoke(app, ["lower", "constant_add_blocked"])
+    assert refused.exit_code == 1, refused.output
+    assert "Mosaic's lowering for a TPU v5e" in refused.output and "backend tpu" not in refused.output

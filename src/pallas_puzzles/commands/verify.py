@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from pallas_puzzles import backends
-from pallas_puzzles.backends import Backend, Mode
+from pallas_puzzles.backends import LOWERING_CHIP, Backend, Mode
 from pallas_puzzles.checking import service, support
 from pallas_puzzles.checking.events import Listener
 from pallas_puzzles.checking.jobs import Job, Options, RunReport
@@ -57,7 +57,8 @@ class _Shown(_Warned):
 
     def resolved(self, backend: Backend, mode: Mode) -> None:
         if mode is Mode.LOWER:
-            self.out.info("Checking that kernels lower for a TPU (Mosaic's lowering, cross-compiled on this machine)…")
+            self.out.info(f"Checking that kernels lower for a {LOWERING_CHIP} (Mosaic's lowering, run on this machine; "
+                          f"nothing runs on a TPU)…")
         else:
             self.out.info(f"Checking on the {backend.name} backend…")
 

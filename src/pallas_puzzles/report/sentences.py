@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from pallas_puzzles.backends import LOWERING_CHIP, Mode
 from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
@@ -88,13 +89,25 @@ def case_outcome(case: CaseResult) -> str:
 
 
 def passed_cases(result: CheckResult) -> str:
+    """'passed 3 shape cases (N=32; N=7; N=100)'; for `lower`, what passing means there."""
     labels = "; ".join(c.label for c in result.cases)
+    if result.mode == Mode.LOWER.value:
+        return f"Mosaic lowers it for a {LOWERING_CHIP} in {len(result.cases)} shape cases ({labels})"
     return f"passed {len(result.cases)} shape cases ({labels})"
 
 
 def footer(result: CheckResult) -> str:
-    """'backend interpret · 0.24 s'."""
+    """'backend interpret · 0.24 s'; for `lower`, what was checked (not a backend: nothing ran)."""
+    if result.mode == Mode.LOWER.value:
+        return f"Mosaic's lowering for a {LOWERING_CHIP} · {result.seconds:.2f} s"
     return f"backend {result.backend} · {result.seconds:.2f} s" if result.backend else f"{result.seconds:.2f} s"
+
+
+def pass_line(result: CheckResult) -> str:
+    """What follows a pass's title: the cases, and where they were checked."""
+    if result.mode == Mode.LOWER.value:
+        return f"{passed_cases(result)}; nothing ran on a TPU · {result.seconds:.2f} s"
+    return f"{passed_cases(result)} on {footer(result)}"
 
 
 def cases_not_run(result: CheckResult) -> str:

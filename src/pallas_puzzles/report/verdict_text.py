@@ -142,7 +142,7 @@ def check(result: CheckResult, puzzle: Puzzle, name: Namer = sentences.place,
     shown: list[RenderableType] = []
     if result.passed:
         line = Text("✓ ", style="bold green") + Text(title, style="bold")
-        shown.append(line + Text(f"  {sentences.passed_cases(result)} on {sentences.footer(result)}", style="green"))
+        shown.append(line + Text(f"  {sentences.pass_line(result)}", style="green"))
     elif result.not_started:
         shown.append(not_started(result, name))
     else:
