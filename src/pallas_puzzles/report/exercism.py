@@ -5,8 +5,7 @@ test passed, `fail` when one failed or errored, `error` when nothing could be ru
 `message` saying why) and `tests`, in course order. Each test has a `name`, `test_code` (the
 command that repeats the check), `status` (`pass`, `fail`, `error`), a `message` when it did not
 pass (the verdict in plain sentences), the learner's own printed `output` capped at 500 characters,
-and
-`task_id`, the number of the puzzle's chapter.
+and `task_id`, the number of the puzzle's chapter.
 """
 
 from __future__ import annotations
