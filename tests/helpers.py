@@ -130,3 +130,15 @@ def ctrl_c_as_in_a_terminal() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def hungry(exercises: Path) -> Path:
+    """Puzzle 1's solution in `exercises`, with a launcher that first builds a 1.5 GiB temporary."""
+    docstring = '    """The launcher: one program, one block covering the whole array."""\n'
+    hog = ("    hog = jnp.ones((3 << 27,), jnp.float32)  # 1.5 GiB\n"
+           "    x = x + hog[-1] * 0.0\n")
+    reference = (REPO / "solutions" / "01_constant_add.py").read_text()
+    assert docstring in reference
+    exercise = exercises / "01_constant_add.py"
+    exercise.write_text(reference.replace(docstring, docstring + hog))
+    return exercise

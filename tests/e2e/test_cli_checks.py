@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import checkable, ctrl_c_as_in_a_terminal, one_sentence
+from helpers import checkable, ctrl_c_as_in_a_terminal, hungry, one_sentence, run_cli
 
 from pallas_puzzles.cli import app
 
@@ -241,3 +241,14 @@ def test_lower_says_what_it_checked_not_that_a_tpu_ran_it(workspace, cli):
     refused = cli.invoke(app, ["lower", "constant_add_blocked"])
     assert refused.exit_code == 1, refused.output
     assert "Mosaic's lowering for a TPU v5e" in refused.output and "backend tpu" not in refused.output
+
+
+def test_verify_stops_a_kernel_over_the_memory_limit_in_one_sentence(workspace):
+    hungry(workspace / "exercises")
+    stopped = run_cli("verify", "constant_add", cwd=workspace, env={"PALLAS_PUZZLES_MEMORY_LIMIT": "700"})
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert ("Your kernel took more than 700 MiB of memory (set PALLAS_PUZZLES_MEMORY_LIMIT to more MiB to allow "
+            "it) and was stopped") in " ".join(stopped.stdout.split()).replace("│ ", "")
+    assert "Traceback" not in stopped.stdout + stopped.stderr
+    wrong = run_cli("verify", "constant_add", cwd=workspace, env={"PALLAS_PUZZLES_MEMORY_LIMIT": "lots"})
+    assert wrong.returncode == 2 and "whole number of MiB" in one_sentence(wrong.stderr + wrong.stdout)

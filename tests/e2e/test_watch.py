@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import COURSE, ctrl_c_as_in_a_terminal
+from helpers import COURSE, ctrl_c_as_in_a_terminal, hungry
 
 from pallas_puzzles.watch import (
     GOODBYE,
@@ -143,5 +143,20 @@ def test_a_save_stops_a_never_ending_kernel_and_ctrl_c_says_goodbye(workspace: P
         watch.process.send_signal(signal.SIGINT)
         assert watch.process.wait(timeout=60) == 130  # Ctrl-C: the exit code every command gives it
         assert watch.text.rstrip().endswith(GOODBYE), watch.text
+    finally:
+        watch.kill()
+
+
+@pytest.mark.slow
+def test_watch_stops_a_kernel_over_the_memory_limit_and_carries_on(workspace: Path) -> None:
+    watch = WatchProcess(workspace, env={"PALLAS_PUZZLES_MEMORY_LIMIT": "700"})
+    try:
+        assert watch.wait_for("You have not started puzzle 1", timeout=120), watch.text
+        hungry(workspace / "exercises")
+        assert watch.wait_for("Your kernel took more than 700 MiB of memory", timeout=120), watch.text
+        shutil.copyfile(REPO / "solutions" / FIRST, workspace / "exercises" / FIRST)
+        assert watch.wait_for("solved!", timeout=120), watch.text  # a fresh checker took over
+        watch.type("q")
+        assert watch.process.wait(timeout=60) == 0
     finally:
         watch.kill()

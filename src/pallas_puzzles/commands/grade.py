@@ -99,7 +99,7 @@ def cmd_grade(out: Output, given: list[str], course_name: str | None, requested:
     jobs = grade_jobs(course, submissions, requested)
     with RunProgress(out.notices, len(jobs), "Grading") as bar:
         # Never from stored verdicts: those live in the submission, which its author controls.
-        report = service.run(jobs, Options(limits=Limits(seconds, memory_mib)), [bar])
+        report = service.run(jobs, Options(limits=Limits(seconds, memory_mib, "raise --memory-limit")), [bar])
     table = GradeTable(course, submissions, report)
     for name, view in writes.items():
         if name == "-":

@@ -21,6 +21,7 @@ from pallas_puzzles.report import sentences
 from pallas_puzzles.report.formats import Verdict
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
+from pallas_puzzles.worker.client import learner_limits
 from pallas_puzzles.workspace.folder import find_workspace, reference_solution
 from pallas_puzzles.workspace.progress import PassOutcome, Progress
 
@@ -112,7 +113,7 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
             for p in puzzles]
     # A document for an autograder checks every file afresh: stored verdicts live in the learner's workspace.
     options = Options(workspace=progress.workspace, use_stored=out.format.trusts_stored,
-                      refusal_is_bad_input=not check_all)
+                      refusal_is_bad_input=not check_all, limits=learner_limits())
     shown = _Shown(out, progress, check_all, solutions, card and not check_all and mode is Mode.RUN, chip_name)
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
     try:
@@ -152,7 +153,8 @@ def verify_file(path: str) -> int:
         puzzle = _course_around(file).by_file(file.name)
         if puzzle is None:
             raise UserError(f"{file.name} is not a puzzle file of this course.")
-        report = service.run([Job(puzzle, file, backends.AUTO)], Options(refusal_is_bad_input=True), [_Warned(out)])
+        report = service.run([Job(puzzle, file, backends.AUTO)], Options(refusal_is_bad_input=True,
+                                                                         limits=learner_limits()), [_Warned(out)])
         out.write(out.format.check(Verdict(puzzle, report.results[0])))
         return exit_code(report.results)
 
