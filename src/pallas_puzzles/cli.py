@@ -243,6 +243,28 @@ def dev_new(directory: Annotated[Path, typer.Argument(metavar="DIR",
     _run(lambda out: dev.cmd_new(out, directory))
 
 
+@dev_app.command("guide")
+def dev_guide() -> None:
+    """Print the course-format guide (Markdown): the files of a course, every key, the checks."""
+    from pallas_puzzles.commands import dev
+
+    _run(dev.cmd_guide)
+
+
+@dev_app.command("times")
+def dev_times(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The course folder (default: here).")]
+              = Path("."),
+              write: Annotated[bool, typer.Option("--write", help="Regenerate the course's reference_times.toml.")]
+              = False,
+              only: Annotated[list[str] | None, typer.Option("--only", metavar="NAME",
+                                                             help="Measure only this puzzle (repeatable); keep "
+                                                                  "the other figures.")] = None) -> None:
+    """Time a cold check of each reference solution: the figures behind the puzzles' time limits."""
+    from pallas_puzzles.commands import dev
+
+    _run(lambda out: dev.cmd_times(out, directory, write, only or []))
+
+
 @dev_app.command("check")
 def dev_check(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The course folder (default: here).")]
               = Path("."),
