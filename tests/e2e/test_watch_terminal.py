@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import os
 import pty
 import select
@@ -42,14 +43,15 @@ ATTACH = ("import os, signal, sys\n"
 
 
 class Terminal:
-    """`pallas-puzzles watch` with a pty as its controlling terminal, so Ctrl-C is a real SIGINT."""
+    """`pallas-puzzles watch` (or another command) with a pty as its controlling terminal, so Ctrl-C is a
+    real SIGINT."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, *args: str) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
         env["TERM"] = "xterm-256color"
         leader, follower = pty.openpty()
         fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
-        command = [sys.executable, "-m", "pallas_puzzles", "watch", "--backend", "interpret"]
+        command = [sys.executable, "-m", "pallas_puzzles", *(args or ("watch", "--backend", "interpret"))]
         self.process = subprocess.Popen([sys.executable, "-c", ATTACH, os.ttyname(follower), *command],
                                         cwd=workspace, env=env, start_new_session=True, stdin=follower,
                                         stdout=follower, stderr=follower, close_fds=True)
@@ -123,6 +125,16 @@ def _save(target: Path, text: str) -> None:
     os.unlink(str(target) + "~")
 
 
+def _eventually(terminal: Terminal, condition: Callable[[str], bool], seconds: float) -> bool:
+    """The condition holds on screen within `seconds` (sampled)."""
+    deadline = time.monotonic() + seconds
+    while not condition(terminal.text):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 def _still(terminal: Terminal, condition: Callable[[str], bool], seconds: float) -> bool:
     """The condition holds on screen the whole time (sampled)."""
     deadline = time.monotonic() + seconds
@@ -134,17 +146,26 @@ def _still(terminal: Terminal, condition: Callable[[str], bool], seconds: float)
 
 
 @pytest.mark.slow
-def test_watch_at_80x24_keeps_the_pass_on_screen_until_the_learner_acts(workspace: Path,
-                                                                          watching: Terminal) -> None:
+def test_watch_at_80x24_opens_on_the_tour_and_keeps_each_pass_on_screen_until_the_learner_acts(
+        workspace: Path, watching: Terminal) -> None:
     first = workspace / "exercises" / "01_constant_add.py"
+    # A fresh workspace opens on the tour, which starts solved: it stays, with the way on to puzzle 1.
+    assert watching.wait_for("✓ Puzzle 0: A guided tour", "press n to start it", "Next: puzzle 1, Constant add"), \
+        watching.text
+    assert _still(watching, lambda screen: "✓ Puzzle 0: A guided tour" in screen and "Puzzle 1" not in
+                  screen.splitlines()[0], 3.0), watching.text
+    watching.press(b"n")
     # An untouched stub: a short "not started" that fits under the header, nothing about mismatches.
-    assert watching.wait_for("not started", "TODO"), watching.text
-    assert "Puzzle 1: Constant add" in watching.text and "output elements" not in watching.text
+    assert watching.wait_for("Puzzle 1: Constant add", "not started", "TODO", gone=("guided tour",)), watching.text
+    assert "output elements" not in watching.text
 
     _save(first, (REPO / "solutions" / "01_constant_add.py").read_text())
     assert watching.wait_for("solved!", "✓ passed", timeout=90), watching.text
-    # The pass stays: no check of puzzle 2 replaces it while the learner reads.
-    assert _still(watching, lambda screen: "solved!" in screen and "✓ passed" in screen, 3.0), watching.text
+    # The pass fits the screen: its ✓ line stays on it, the performance card in one line (chapter 1 is not
+    # graded on cost), and it stays while the learner reads: no check of puzzle 2 replaces it.
+    assert _still(watching, lambda screen: "✓ Puzzle 1: Constant add" in screen and "solved!" in screen, 3.0), \
+        watching.text
+    assert "`pallas-puzzles perf 1` shows the card" in watching.text and "HBM traffic" in watching.text
     assert "press n to start it" in watching.text
 
     watching.press(b"n")
@@ -163,9 +184,16 @@ def test_watch_notices_a_deleted_file_and_restores_it_without_promising_a_backup
         workspace: Path, watching: Terminal) -> None:
     first = workspace / "exercises" / "01_constant_add.py"
     original = first.read_text()
+    assert watching.wait_for("press n to start it"), watching.text  # the tour
+    watching.press(b"n")
     assert watching.wait_for("not started", "TODO"), watching.text
     first.unlink()
-    assert watching.wait_for("01_constant_add.py is missing", timeout=20), watching.text
+    # The file's verdict goes with it, and the notice is said once however often the learner asks again.
+    assert watching.wait_for("01_constant_add.py is missing", timeout=20, gone=("not started",)), watching.text
+    for _ in range(2):
+        watching.press(b"r")
+        time.sleep(1.0)
+    assert watching.text.count("is missing") == 1, watching.text
     watching.press(b"x")
     assert watching.wait_for("01_constant_add.py is gone. Restore the original exercise? (y/n)", timeout=10), \
         watching.text
@@ -177,3 +205,71 @@ def test_watch_notices_a_deleted_file_and_restores_it_without_promising_a_backup
     watching.press(b"q")
     assert watching.wait_exit() == 0
 
+
+
+def _readme_sample(name: str):
+    """A sample verdict of the docs (scripts/readme_samples.py): its puzzle, file and the learner's edit."""
+    spec = importlib.util.spec_from_file_location("readme_samples", REPO / "scripts" / "readme_samples.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("readme_samples", module)
+    spec.loader.exec_module(module)
+    return next(sample for sample in module.SAMPLES if sample.name == name)
+
+
+TITLE_4 = "✗ Puzzle 4: Outer add, blocked in 2-D"
+CAUSE_4 = "21600 element(s) of z_ref lie in no block that any grid point writes"
+
+
+def _grid_rounds_down(workspace: Path) -> None:
+    """The docs' own sample mistake (docs/checker.md): puzzle 4's grid rounds down."""
+    sample = _readme_sample("verify-4-grid-rounds-down")
+    source = (REPO / "solutions" / sample.file).read_text()
+    _save(workspace / "exercises" / sample.file, source.replace(sample.old, sample.new))
+
+
+def _joined(screen: str) -> str:
+    """The screen's words, lines joined and panel borders dropped: a sentence may wrap."""
+    return " ".join(screen.replace("│", " ").split())
+
+
+@pytest.mark.slow
+def test_a_long_failing_verdict_keeps_its_title_and_cause_on_an_80x24_screen(workspace: Path,
+                                                                            watching: Terminal) -> None:
+    assert watching.wait_for("press n to start it"), watching.text  # the tour
+    _grid_rounds_down(workspace)  # a save of puzzle 4 moves watch there
+    assert watching.wait_for(TITLE_4, timeout=90), watching.text
+    assert CAUSE_4 in _joined(watching.text), watching.text
+    assert "press d for the whole verdict" in _joined(watching.text)
+    watching.press(b"d")  # the whole verdict: the block map too, and the title and cause again at the end
+    assert watching.wait_for("? never written", timeout=20), watching.text
+
+    def ends_with_the_headline(screen: str) -> bool:
+        return f"{TITLE_4}: {CAUSE_4}" in _joined("\n".join(screen.rstrip().splitlines()[-4:]))
+
+    assert _eventually(watching, ends_with_the_headline, 10.0), watching.text
+
+
+@pytest.mark.slow
+def test_verify_of_a_long_failing_verdict_ends_with_its_title_and_cause_at_80x24(workspace: Path) -> None:
+    _grid_rounds_down(workspace)
+    verifying = Terminal(workspace, "verify", "4", "--backend", "interpret")
+    try:
+        assert verifying.wait_exit(timeout=120) == 1
+        time.sleep(0.5)  # the last output reaches the emulator
+        screen = _joined(verifying.text)
+        assert TITLE_4 in screen and CAUSE_4 in screen, verifying.text
+    finally:
+        verifying.kill()
+
+
+@pytest.mark.slow
+def test_l_in_watch_shows_the_chapter_of_the_current_puzzle_on_one_screen(workspace: Path,
+                                                                         watching: Terminal) -> None:
+    assert watching.wait_for("press n to start it"), watching.text  # the tour
+    watching.press(b"n")
+    assert watching.wait_for("Puzzle 1: Constant add", "not started"), watching.text
+    watching.press(b"l")
+    assert watching.wait_for("Chapter 1: Blocks and grids", "Chapter 6:", timeout=20), watching.text
+    screen = watching.text
+    assert "▶ 1   Constant add" in screen and screen.splitlines()[0].startswith("Progress"), screen

@@ -131,6 +131,18 @@ def test_list_keeps_file_names_whole_at_60_columns(workspace, cli, course, monke
         assert puzzle.file in result.output, puzzle.file
 
 
+def test_list_at_80_and_100_columns_gives_each_chapter_title_its_own_whole_line(workspace, cli, course, monkeypatch):
+    for width in (80, 100):
+        monkeypatch.setenv("COLUMNS", str(width))
+        lines = cli.invoke(app, ["list"]).output.splitlines()
+        assert max(len(line) for line in lines) <= width
+        for chapter in course.chapters:
+            heading = f"Chapter {chapter.number}: {chapter.title}"
+            assert heading in lines, (width, heading)  # one line, from the left edge: not folded into a column
+        for puzzle in course.puzzles:
+            assert any(puzzle.file in line for line in lines), (width, puzzle.file)  # file names whole
+
+
 def test_list_json_is_one_document(workspace, cli, course):
     result = cli.invoke(app, ["list", "--json"])
     assert result.exit_code == 0

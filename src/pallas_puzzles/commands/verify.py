@@ -31,7 +31,7 @@ def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_
     from pallas_puzzles.perf import chips
 
     chips.chip(chip_name)  # an unknown generation is bad input: say so before any work
-    return cmd_verify(out, key, False, requested, solution, card=True, chip_name=chip_name)
+    return cmd_verify(out, key, False, requested, solution, card=True, chip_name=chip_name, full_card=True)
 
 
 class _Warned(Listener):
@@ -49,10 +49,10 @@ class _Shown(_Warned):
     in_job_order = True
 
     def __init__(self, out: Output, progress: Progress, many: bool, solutions: bool, card: bool,
-                 chip_name: str | None) -> None:
+                 chip_name: str | None, full_card: bool = False) -> None:
         super().__init__(out)
         self.progress, self.many, self.solutions = progress, many, solutions
-        self.card, self.chip_name = card, chip_name
+        self.card, self.chip_name, self.full_card = card, chip_name, full_card
         self.results: list[CheckResult] = []  # the verdicts shown so far
         self.passed: tuple[Puzzle, PassOutcome] | None = None  # one puzzle checked, and it passed
 
@@ -70,7 +70,9 @@ class _Shown(_Warned):
         if self.chip_name:
             result.cases = for_chip(result.cases, self.chip_name)
         self.results.append(result)
-        self.out.write(self.out.format.check(Verdict(job.puzzle, result, card=self.card, one_of_many=self.many)))
+        full_card = self.full_card or self.progress.course.teaches_cost(job.puzzle)  # else the card's one line
+        self.out.write(self.out.format.check(Verdict(job.puzzle, result, card=self.card, full_card=full_card,
+                                                     one_of_many=self.many)))
         if result.passed and not self.solutions:
             self.passed = (job.puzzle, self.progress.record_pass(job.puzzle))
 
@@ -106,7 +108,7 @@ class _Shown(_Warned):
 
 
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
-               mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None) -> int:
+               mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None, full_card: bool = False) -> int:
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
     jobs = [Job(p, reference_solution(p) if solutions else progress.learner_file(p), requested, mode)
@@ -114,7 +116,8 @@ def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, so
     # A document for an autograder checks every file afresh: stored verdicts live in the learner's workspace.
     options = Options(workspace=progress.workspace, use_stored=out.format.trusts_stored,
                       refusal_is_bad_input=not check_all, limits=learner_limits())
-    shown = _Shown(out, progress, check_all, solutions, card and not check_all and mode is Mode.RUN, chip_name)
+    shown = _Shown(out, progress, check_all, solutions, card and not check_all and mode is Mode.RUN, chip_name,
+                   full_card)
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
     try:
         with RunProgress(out.console, len(jobs), verb, enabled=not out.format.document) as bar:

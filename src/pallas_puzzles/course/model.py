@@ -164,6 +164,13 @@ class Course:
         """Puzzles that count towards progress (the guided tour does not)."""
         return tuple(p for p in self.puzzles if not p.tour)
 
+    def teaches_cost(self, puzzle: Puzzle) -> bool:
+        """Whether the performance card teaches something at this puzzle: from the first chapter that grades
+        a puzzle on its cost (a `budget`) on. Before it, the card is one line (`perf N` shows it whole)."""
+        names = [c.name for c in self.chapters]
+        graded = [names.index(p.chapter) for p in self.puzzles if p.budget is not None]
+        return bool(graded) and names.index(puzzle.chapter) >= min(graded)
+
     def chapter_of(self, puzzle: Puzzle) -> Chapter:
         return next(c for c in self.chapters if c.name == puzzle.chapter)
 

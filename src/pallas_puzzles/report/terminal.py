@@ -9,17 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
+from rich.rule import Rule
+from rich.segment import Segment
 from rich.syntax import Syntax
-from rich.table import Table
 from rich.text import Text
 
-from pallas_puzzles import backends
 from pallas_puzzles.checking.jobs import RunReport
 from pallas_puzzles.course.model import Puzzle
-from pallas_puzzles.report import sentences, verdict_text
+from pallas_puzzles.report import course_list, sentences, verdict_text
+from pallas_puzzles.report.course_list import progress_bar
 from pallas_puzzles.report.formats import Format, Verdict
 from pallas_puzzles.report.verdict_text import file_link
 from pallas_puzzles.results import CheckResult
@@ -50,79 +50,9 @@ def info(console: Console, message: str) -> None:
     console.print(Text(message), soft_wrap=True)
 
 
-def progress_bar(progress: Progress) -> Text:
-    """'Progress ████░░ 5/36 solved (puzzles 37–43 need jax 0.12)': out of the puzzles this jax can run."""
-    reachable = progress.within_reach
-    solved, total = len([p for p in reachable if progress.is_solved(p)]), len(reachable)
-    beyond = "; ".join(sentences.puzzles_need(puzzles, f"jax {needed}")
-                       for needed, puzzles in progress.beyond_this_jax.items())
-    width = 20 if beyond else 30  # the note and the bar still fit 80 columns
-    filled = round(width * solved / total) if total else 0
-    text = Text("Progress ")
-    text.append("█" * filled, style="green").append("░" * (width - filled), style="dim")
-    text.append(f" {solved}/{total} solved")
-    if beyond:
-        text.append(f" ({beyond})", style="dim")
-    return text
-
-
-# Below this width the file name goes under the title: file names are never folded,
-# because a learner copies them.
-WIDE_LIST_COLUMNS = 80
-
-
-def _list_row(progress: Progress, puzzle: Puzzle) -> tuple[str, Text, Text, str, Text]:
-    if puzzle.tour:
-        status = Text("tour", style="blue")
-    elif progress.is_solved(puzzle):
-        status = Text("solved", style="green")
-    else:  # outside a workspace nothing records progress: say nothing rather than "unsolved"
-        status = Text("unsolved", style="yellow") if progress.workspace is not None else Text("·", style="dim")
-    marker = "▶ " if puzzle == progress.current else ""
-    missing = [b.name for b in backends.REGISTRY.values() if not puzzle.supports(b)]
-    runs_on = (("all" if not missing else "no " + "/".join(missing))
-               + (f", jax>={puzzle.min_jax}" if puzzle.min_jax else ""))
-    if puzzle.tpu_only_idiom:
-        runs_on += "*"
-    link = Text(puzzle.file, style=f"cyan link file://{progress.exercise(puzzle).resolve()}"
-                if progress.workspace is not None else "cyan")
-    return marker + str(puzzle.number), Text(puzzle.title), status, runs_on, link
-
-
-def list_view(progress: Progress, width: int) -> Group:
-    """The course as a table for a terminal `width` columns wide."""
-    course = progress.course
-    wide = width >= WIDE_LIST_COLUMNS
-    table = Table(title=course.heading, box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("#", justify="right", no_wrap=True)
-    longest_file = max(len(p.file) for p in course.puzzles)
-    table.add_column("puzzle" if wide else "puzzle / file", min_width=16 if wide else longest_file)
-    table.add_column("status", no_wrap=True)
-    if wide:
-        table.add_column("runs on", no_wrap=True)
-        table.add_column("file", no_wrap=True)
-    for chapter in course.chapters:
-        if chapter.number > 1:
-            table.add_section()
-        table.add_row("", Text(f"Chapter {chapter.number}: {chapter.title}", style="bold"))
-        for puzzle in course.in_chapter(chapter):
-            number, title, status, runs_on, link = _list_row(progress, puzzle)
-            if wide:
-                table.add_row(number, title, status, runs_on, link)
-            else:
-                table.add_row(number, title + Text("\n") + link, status + Text("\n" + runs_on, style="dim"))
-    lines: list[RenderableType] = [table]
-    if any(p.tpu_only_idiom for p in course.puzzles):
-        lines.append(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
-    example = progress.current if not progress.current.tour else course.counted[0]
-    lines.append(Text(f"Commands take a puzzle's number or the name in its file, e.g. "
-                      f"`pallas-puzzles hint {example.name}`.", style="dim"))
-    if progress.workspace is not None:
-        lines.append(progress_bar(progress))
-    else:
-        lines.append(Text("Outside a workspace progress is not tracked; `pallas-puzzles init DIR` makes one.",
-                          style="dim"))
-    return Group(*lines)
+def list_view(progress: Progress, width: int) -> RenderableType:
+    """The course as `list` shows it (report/course_list.py)."""
+    return course_list.view(progress, width)
 
 
 def render_list(console: Console, progress: Progress) -> None:
@@ -140,6 +70,11 @@ def render_hint_reveal(console: Console, puzzle: Puzzle, reveal: HintReveal) -> 
 
 
 def render_hint(console: Console, puzzle: Puzzle, level: int) -> None:
+    console.print(hint_panel(puzzle, level))
+
+
+def hint_panel(puzzle: Puzzle, level: int) -> Panel:
+    """Hints 1 to `level` of a puzzle, and what to do after the last."""
     total = len(puzzle.hints)
     lines = [Text(f"Hint {i + 1}/{total}: ", style="bold") + Text(puzzle.hints[i]) for i in range(level)]
     if level >= total:
@@ -147,20 +82,20 @@ def render_hint(console: Console, puzzle: Puzzle, level: int) -> None:
                           "solution; while the puzzle is unsolved it asks first.", style="dim"))
     else:
         lines.append(Text(f"Ask again for hint {level + 1}.", style="dim"))
-    console.print(Panel(Group(*lines), title=f"Puzzle {puzzle.number}: {puzzle.title}", border_style="blue"))
+    return Panel(Group(*lines), title=f"Puzzle {puzzle.number}: {puzzle.title}", border_style="blue")
 
 
-def render_watch_header(console: Console, progress: Progress, keys: bool) -> None:
+WATCH_KEYS = "h hint · d details · l list · n next · r re-run · x reset · q quit"
+
+
+def watch_header(progress: Progress, keys: bool) -> Group:
+    """What tops every screen of watch mode: the puzzle, its file, the progress and the keys."""
     puzzle = progress.current
-    console.rule(Text(f"Puzzle {puzzle.number}: {puzzle.title}", style="bold"))
-    console.print(Text("Edit ") + file_link(progress.exercise(puzzle))
-                  + Text(" and save; it is checked on every save."))
-    console.print(progress_bar(progress))
-    if keys:
-        console.print(Text("keys: h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
-    else:
-        console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · x reset · q quit",
-                           style="dim"))
+    return Group(
+        Rule(Text(f"Puzzle {puzzle.number}: {puzzle.title}", style="bold")),
+        Text("Edit ") + file_link(progress.exercise(puzzle)) + Text(" and save; it is checked on every save."),
+        progress_bar(progress),
+        Text(f"keys: {WATCH_KEYS}" if keys else f"commands (type, then Enter): {WATCH_KEYS}", style="dim"))
 
 
 def render_source(console: Console, path: Path) -> None:
@@ -198,9 +133,13 @@ class TerminalFormat(Format):
         # Among many, what a passing kernel printed is left out (as pytest keeps a passing test's output).
         shown: list[RenderableType] = [verdict_text.check(result, puzzle,
                                                           with_printed=not (verdict.one_of_many and result.passed))]
-        if verdict.card_applies:
+        if verdict.card_applies and verdict.full_card:
             shown.extend(perf_card.cards(result))
-        return Group(*shown)
+        elif verdict.card_applies:
+            shown.extend(line for line in [perf_card.line(result, puzzle.number)] if line is not None)
+        if verdict.one_of_many:
+            return Group(*shown)
+        return HeadlineLast(Group(*shown), verdict_text.summary(result, puzzle))
 
     def run(self, report: RunReport) -> RenderableType:
         if not report.many:
@@ -216,6 +155,22 @@ class TerminalFormat(Format):
         from pallas_puzzles.report import stepper
 
         return stepper.render_frame(view, view.first_bad if view.first_bad is not None else 0)
+
+
+class HeadlineLast:
+    """A verdict taller than the terminal ends with its title and what is wrong again, as pytest ends with
+    its short summary: what stays on the screen is what the learner needs first."""
+
+    def __init__(self, verdict: RenderableType, headline: Text) -> None:
+        self.verdict, self.headline = verdict, headline
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.verdict, options, pad=False)
+        for line in lines:
+            yield from line
+            yield Segment.line()
+        if console.is_terminal and len(lines) >= console.height - 1:
+            yield self.headline
 
 
 class _ListForWidth:
