@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import signal
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -142,3 +144,32 @@ def hungry(exercises: Path) -> Path:
     exercise = exercises / "01_constant_add.py"
     exercise.write_text(reference.replace(docstring, docstring + hog))
     return exercise
+
+
+def read_only(folder: Path) -> Callable[[], None]:
+    """Make `folder` read-only for real; returns the undo. Skips when this machine cannot."""
+    if os.geteuid() == 0:
+        try:
+            subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            pytest.skip(f"cannot bind-mount here: {exc}")
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            subprocess.run(["umount", str(folder)], check=False)
+            pytest.skip(f"cannot remount read-only here: {exc}")
+
+        def unmount() -> None:
+            subprocess.run(["umount", "-l", str(folder)], check=True)
+
+        return unmount
+    changed = [folder, *folder.rglob("*")]
+    modes = {p: p.stat().st_mode for p in changed}
+    for p in changed:
+        p.chmod(modes[p] & ~0o222)
+
+    def undo() -> None:
+        for p in reversed(changed):
+            p.chmod(modes[p])
+
+    return undo

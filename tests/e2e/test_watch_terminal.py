@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import COURSE, checkable, read_only
 
 pyte = pytest.importorskip("pyte")
 
@@ -154,6 +155,8 @@ def test_watch_at_80x24_opens_on_the_tour_and_keeps_each_pass_on_screen_until_th
         watching.text
     assert _still(watching, lambda screen: "✓ Puzzle 0: A guided tour" in screen and "Puzzle 1" not in
                   screen.splitlines()[0], 3.0), watching.text
+    # Progress counts the puzzles this jax can run, as `init` and `doctor` do (on jax 0.10: 36, not 43).
+    assert f" 0/{len(checkable(COURSE.counted))} solved" in watching.text, watching.text
     watching.press(b"n")
     # An untouched stub: a short "not started" that fits under the header, nothing about mismatches.
     assert watching.wait_for("Puzzle 1: Constant add", "not started", "TODO", gone=("guided tour",)), watching.text
@@ -273,3 +276,26 @@ def test_l_in_watch_shows_the_chapter_of_the_current_puzzle_on_one_screen(worksp
     assert watching.wait_for("Chapter 1: Blocks and grids", "Chapter 6:", timeout=20), watching.text
     screen = watching.text
     assert "▶ 1   Constant add" in screen and screen.splitlines()[0].startswith("Progress"), screen
+
+
+@pytest.mark.slow
+def test_a_read_only_workspace_keeps_the_screen_and_says_once_that_progress_is_not_saved(workspace: Path) -> None:
+    undo = read_only(workspace)
+    try:
+        watching = Terminal(workspace)
+        try:
+            # The tour's pass moves progress on, which cannot be saved: said on the tour's screen, which fits.
+            assert watching.wait_for("press n to start it", "Your progress cannot be saved"), watching.text
+            assert "✓ Puzzle 0: A guided tour" in watching.text, watching.text
+            watching.press(b"n")
+            assert watching.wait_for("Puzzle 1: Constant add", "not started", gone=("guided tour",)), watching.text
+            for _ in range(2):
+                watching.press(b"r")
+                time.sleep(1.0)
+            assert watching.text.count("cannot be saved") <= 1, watching.text
+            watching.press(b"q")
+            assert watching.wait_exit() == 0
+        finally:
+            watching.kill()
+    finally:
+        undo()

@@ -201,13 +201,12 @@ class WatchLoop:
             self.screen.verdict(event.result, running.puzzle)
             return
         outcome = self.progress.record_pass(running.puzzle)
-        self.screen.success(event.result, running.puzzle, outcome)
-        if outcome.upcoming is None:
-            return
         # The next puzzle is where a restart resumes, but the pass (or the tour, which starts solved) stays
         # on screen until the learner acts.
-        self.progress.move_to(outcome.upcoming)
-        self._resting = True
+        if outcome.upcoming is not None:
+            self.progress.move_to(outcome.upcoming)
+            self._resting = True
+        self.screen.success(event.result, running.puzzle, outcome)
 
     def _show_progress_notice(self) -> None:
         """Tell the learner a slow check is still running, and how to get out of it."""

@@ -38,6 +38,8 @@ class Screen:
         self._status: Status | None = None  # "still checking…", one line updated in place in a terminal
         self._notice: tuple[str, str] | None = None  # the notice on screen now (puzzle, text), said once
         self._last: tuple[CheckResult, Puzzle, PassOutcome | None] | None = None  # for `d`: the verdict shown
+        self._pending: list[str] = []  # warnings for the top of the next screen (one cleared now would hide them)
+        progress.warn = self.warn
 
     @property
     def clears(self) -> bool:
@@ -49,13 +51,32 @@ class Screen:
             self.console.clear()
 
     def header(self, fresh: bool = True) -> None:
-        """The current puzzle, its file, the progress bar and the keys (on a cleared screen)."""
+        """The current puzzle, its file, the progress bar and the keys (on a cleared screen), and the
+        warnings said since the last screen."""
         if fresh:
             self._fresh()
         self.console.print(self._header())
+        self._flush()
 
     def _header(self) -> RenderableType:
         return terminal.watch_header(self.progress, self.keys)
+
+    def warn(self, text: str) -> None:
+        """A warning about the session (progress that cannot be saved): said on the next screen, in a terminal,
+        so that the screen drawn next does not clear it away (piped, at once)."""
+        self._pending.append(text)
+        if not self.clears:
+            self._flush()
+
+    def _flush(self) -> int:
+        """Say the pending warnings; returns the lines they took."""
+        said = 0
+        for text in self._pending:
+            line = Text("warning: ", style="bold yellow") + Text(text)
+            said += self._height(line)
+            self.console.print(line)
+        self._pending.clear()
+        return said
 
     # -- fitting the screen ---------------------------------------------------
 
@@ -95,8 +116,11 @@ class Screen:
 
         above = 0
         if self.clears:
-            self.header()
-            above = self._height(self._header())
+            self._fresh()
+            self.console.print(self._header())
+            above = self._height(self._header()) + self._flush()
+        else:
+            self._flush()
         self.console.print(self._fitted(build, above))
 
     def success(self, result: CheckResult, puzzle: Puzzle, outcome: PassOutcome) -> None:
@@ -111,7 +135,8 @@ class Screen:
             shown.append(self._next_box(puzzle, outcome))
             return Group(*shown)
 
-        self.console.print(self._fitted(build, 0))
+        above = self._flush()
+        self.console.print(self._fitted(build, above))
 
     def details(self) -> None:
         """`d`: the whole of the last verdict, card included; when taller than the screen, its title and
@@ -121,6 +146,7 @@ class Screen:
             return
         result, puzzle, outcome = self._last
         self._fresh()
+        self._flush()
         shown: list[RenderableType] = [verdict_text.check(result, puzzle)]
         if result.numbers_right:
             shown.extend(perf_card.cards(result))
@@ -134,7 +160,8 @@ class Screen:
     def listing(self) -> None:
         """`l`: the chapter of the current puzzle, whole, and a line per other chapter, on one screen."""
         self._fresh()
-        self.console.print(course_list.watch_view(self.progress, self.console.width, self.console.height))
+        above = self._flush()
+        self.console.print(course_list.watch_view(self.progress, self.console.width, self.console.height - above))
 
     def notice(self, puzzle: Puzzle, text: str) -> None:
         """Something about the current puzzle's file that is not a verdict (it is gone, it cannot be
@@ -166,6 +193,7 @@ class Screen:
         if reveal.level:
             self._hint = (puzzle, reveal.level)
         self._notice = None
+        self._flush()
         terminal.render_hint_reveal(self.console, puzzle, reveal)
 
     def _next_box(self, puzzle: Puzzle, outcome: PassOutcome) -> Panel:

@@ -43,7 +43,7 @@ class Progress:
         self.workspace = workspace
         self.course = course
         self.state = state
-        self._warn = warn
+        self.warn = warn  # where a warning goes (watch mode shows it on its next screen)
         self._unsaved_warned = False
 
     @classmethod
@@ -189,6 +189,6 @@ class Progress:
             if not self._unsaved_warned:
                 self._unsaved_warned = True
                 where = exc.filename or (self.workspace.meta if self.workspace else "")
-                self._warn(f"Your progress cannot be saved ({exc.strerror or exc} at {where}); it is kept "
+                self.warn(f"Your progress cannot be saved ({exc.strerror or exc} at {where}); it is kept "
                            f"for this session only. Make the workspace writable to keep it.")
             return None
