@@ -58,11 +58,16 @@ def _numbers(puzzles: tuple[Puzzle, ...]) -> str:
 
 
 def _needs(puzzles: tuple[Puzzle, ...]) -> str:
-    """What every puzzle of a chapter needs beyond the oldest supported jax ("" when nothing)."""
+    """What every puzzle of a chapter needs beyond the oldest supported jax ("" when nothing): the jax
+    its APIs need, and the newer one its target on the CPU needs, where that is newer."""
     wanted = {p.min_jax for p in puzzles}
-    if len(wanted) != 1 or "" in wanted:
+    on_cpu = {registry.get(p.target).min_jax for p in puzzles}
+    if len(wanted) != 1 or "" in wanted or len(on_cpu) != 1:
         return ""
-    jax = wanted.pop()
+    jax, interpreted = wanted.pop(), on_cpu.pop()
+    if interpreted and versions.parse(interpreted) > versions.parse(jax):
+        return (f"jax ≥ {interpreted} on the CPU and ≥ {jax} compiled on a GPU, "
+                f"so Python {versions.python_for(jax)} or newer")
     return f"jax ≥ {jax}, so Python {versions.python_for(jax)} or newer"
 
 

@@ -55,11 +55,12 @@ def start_jax_as_a_checker_does() -> None:
 
 
 def skip_if_jax_too_old(puzzle: Puzzle) -> None:
-    """A puzzle with min_jax (its own or its target's) is checked on every leg whose jax has its APIs,
-    and skipped on the others."""
+    """A puzzle with min_jax (its own or its interpreting target's) is checked on every leg whose jax has
+    its APIs, and skipped on the others. The tests check on the interpreter: no test has a GPU."""
+    from pallas_puzzles.backends import INTERPRET
     from pallas_puzzles.checking import support
 
-    refused = support.refusal(puzzle, None)
+    refused = support.refusal(puzzle, INTERPRET)
     if refused is not None:
         pytest.skip(refused.sentence)
 

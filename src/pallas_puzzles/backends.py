@@ -156,9 +156,14 @@ def strict_precision_flags(jaxlib_version: str | None) -> tuple[str, ...]:
 
 
 def prepare_environment(requested: str, mode: Mode) -> None:
-    """Set before jax is imported: the CPU-only checks never touch an accelerator."""
+    """Set before jax is imported: the CPU-only checks never touch an accelerator, and checkers that
+    may use one share it."""
     if requested == INTERPRET.name or mode is Mode.LOWER:
         os.environ.setdefault(environment.JAX_PLATFORMS.name, "cpu")
+    else:
+        # JAX takes 75% of a GPU's memory when it starts, so a second process on the same GPU runs
+        # out of memory (JAX's "GPU memory allocation" page); a pool runs several checkers on one GPU.
+        os.environ.setdefault(environment.GPU_PREALLOCATE.name, "false")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     use_checker_xla_flags()
 

@@ -123,15 +123,17 @@ def lower(puzzle: PuzzleArgument = None,
 
 
 @app.command()
-def perf(ctx: typer.Context, puzzle: PuzzleArgument = None, solution: SolutionsOption = False,
+def perf(ctx: typer.Context, puzzle: PuzzleArgument = None, all_: AllOption = False,
+         solution: SolutionsOption = False,
          chip: Annotated[str | None, typer.Option("--chip", metavar="GEN",
                                                   help="TPU generation for the estimate: v4, v5e (default), "
                                                        "v5p, v6e.")] = None,
          backend: BackendOption = None, as_json: JsonOption = False, format_name: FormatOption = None) -> None:
-    """Check a puzzle and show its performance card: HBM traffic, VMEM, estimated TPU time."""
+    """Check a puzzle and show its performance card: HBM traffic, VMEM, estimated TPU time (on a GPU
+    or TPU the kernel is also timed; --json reports it)."""
     from pallas_puzzles.commands.verify import cmd_perf
 
-    _run(lambda out: cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip), as_json, format_name)
+    _run(lambda out: cmd_perf(out, puzzle, _backend(ctx, backend), solution, chip, all_), as_json, format_name)
 
 
 @app.command()
@@ -269,13 +271,16 @@ def dev_times(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The
 def dev_check(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The course folder (default: here).")]
               = Path("."),
               backend: Annotated[str | None, typer.Option("--backend", "-b", metavar="NAME",
-                                                          help="Also run the solutions on this accelerator: "
-                                                               "gpu or tpu.")] = None,
+                                                          help="Also run the stubs, solutions and examples on "
+                                                               "this accelerator (gpu or tpu) and compare.")] = None,
+              puzzles: Annotated[list[str] | None, typer.Option("--puzzle", "-p", metavar="PUZZLE",
+                                                                help="Run only this puzzle's kernels (number or "
+                                                                     "name; repeat for more).")] = None,
               as_json: JsonOption = False) -> None:
     """Check a course: its files, every stub fails, every solution passes (and lowers), every example."""
     from pallas_puzzles.commands import dev
 
-    _run(lambda out: dev.cmd_check(out, directory, backend), as_json)
+    _run(lambda out: dev.cmd_check(out, directory, backend, tuple(puzzles or ())), as_json)
 
 
 def main() -> None:

@@ -74,6 +74,10 @@ JAX_PLATFORMS = Variable(
     "JAX_PLATFORMS",
     "`cpu` keeps JAX on the CPU, so `--backend auto` means `interpret`; checkers for the interpret backend "
     "and for `lower` set it to `cpu` when it is unset.")
+GPU_PREALLOCATE = Variable(
+    "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "JAX's: whether it takes most of a GPU's memory when it starts; checkers that may run on an accelerator "
+    "set it to `false` when it is unset, so that several of them share one GPU.")
 CHECK_SETTINGS = Family(
     # PALLAS_PUZZLES_FAST covers both speed-up switches: a check run to rule them out must not be
     # answered with a verdict they gave.
@@ -82,7 +86,7 @@ CHECK_SETTINGS = Family(
     "afresh.")
 
 VARIABLES: tuple[Variable, ...] = (COURSE, TIME_LIMIT, MEMORY_LIMIT, CACHE_DIR, FAST, FAST_COMPILE, XDG_CACHE_HOME,
-                                   XLA_FLAGS, JAX_PLATFORMS)
+                                   XLA_FLAGS, JAX_PLATFORMS, GPU_PREALLOCATE)
 FAMILIES: tuple[Family, ...] = (CHECK_SETTINGS,)
 
 

@@ -80,6 +80,10 @@ class FindingKind(Enum):
     GPU_LOWERING = "gpu-lowering"
     GPU_PROGRAM_ID = "gpu-program-id"
     WGMMA_IN_FLIGHT = "wgmma-in-flight"
+    # The answer comes from the learner's kernel (issue 31): a launcher that computes, or a file that
+    # reaches into the checker.
+    OUTSIDE_KERNEL = "outside-kernel"
+    REACHES_CHECKER = "reaches-checker"
 
     @property
     def id(self) -> str:

@@ -205,6 +205,8 @@ class CaseResult:
     performance: Performance | None = None  # the cost model's figures, when the case ran to a verdict
     traffic: RingTraffic | None = None  # kernels over several devices: the bytes each sent and received
     devices: int = 0  # how many devices ran the case's kernel together (0: one, the usual)
+    # On a real accelerator, when asked (perf): the median wall time of one compiled call of the launcher.
+    measured_seconds: float | None = None
 
     def __repr__(self) -> str:
         why = f" ({self.kind.id})" if self.kind is not None and not self.passed else ""

@@ -67,17 +67,21 @@ def too_old(min_jax: str, have: str | None = None) -> bool:
     return have is None or parse(have) < parse(min_jax)
 
 
-def needed_and_found(min_jax: str, have: str | None = None) -> str:
-    """'jax 0.12 or newer (on Python 3.12 or newer); this environment has jax 0.10.2 on Python 3.11'."""
+def needed_and_found(min_jax: str, have: str | None = None, on: str = "") -> str:
+    """'jax 0.12 or newer (on Python 3.12 or newer); this environment has jax 0.10.2 on Python 3.11';
+    `on` says where ("on the interpret backend")."""
     have = have if have is not None else installed_jax()
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     found = f"jax {have}" if have else "no jax"
-    return f"jax {min_jax} or newer (on Python {python_for(min_jax)} or newer); this environment has {found} on " \
-           f"Python {python}"
+    where = f" {on}" if on else ""
+    return f"jax {min_jax} or newer{where} (on Python {python_for(min_jax)} or newer); this environment has " \
+           f"{found} on Python {python}"
 
 
-def missing_requirement(number: int, min_jax: str, have: str | None = None) -> str | None:
-    """One sentence when this environment's jax is older than `min_jax`, else None."""
+def missing_requirement(number: int, min_jax: str, have: str | None = None, on: str = "",
+                        after: str = "") -> str | None:
+    """One sentence when this environment's jax is older than `min_jax`, else None; `on` says where
+    ("on the interpret backend"), `after` is a clause that ends the sentence."""
     if not too_old(min_jax, have):
         return None
-    return f"Puzzle {number} needs {needed_and_found(min_jax, have)}."
+    return f"Puzzle {number} needs {needed_and_found(min_jax, have, on)}{after}."

@@ -71,8 +71,6 @@ def test_a_kernel_over_the_memory_limit_is_stopped_and_a_missing_file_is_marked(
                                           "hungry,0,2,missing,fail:memory"]
 
 
-
-
 def test_without_course_workspaces_are_graded_against_their_own_course_and_a_mix_is_refused(small_course, tmp_path):
     for name, course in (("ada", str(small_course)), ("bob", str(small_course)), ("carol", "builtin")):
         made = run_cli("init", "--course", course, name, cwd=tmp_path)
@@ -87,3 +85,22 @@ def test_without_course_workspaces_are_graded_against_their_own_course_and_a_mix
     assert mixed.returncode == 2 and mixed.stdout == ""
     words = one_sentence(mixed.stderr)
     assert "come from different courses" in words and "'small-course'" in words and "'pallas-puzzles'" in words
+
+
+def test_grade_refuses_answers_that_do_not_come_from_the_kernel(tmp_path: Path):
+    """A class cannot be passed without writing a kernel: grade applies the checker's integrity rules (issue 31)."""
+    from helpers import COURSE
+
+    solution = COURSE.find("constant_add").solution_path.read_text()
+    (tmp_path / "no_kernel").mkdir()
+    (tmp_path / "no_kernel" / "01_constant_add.py").write_text(
+        solution.replace("    return pl.pallas_call(", "    return x + 10.0\n    return pl.pallas_call(", 1))
+    (tmp_path / "peeks").mkdir()
+    (tmp_path / "peeks" / "01_constant_add.py").write_text(
+        solution.replace("import jax\n", "import jax\n\nfrom pallas_puzzles.engine import specs  # noqa\n", 1))
+    graded = run_cli("grade", "no_kernel", "peeks", "--json", "grades.json", cwd=tmp_path)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    by_name = {s["submission"]: s for s in json.loads((tmp_path / "grades.json").read_text())["submissions"]}
+    assert by_name["no_kernel"]["results"]["constant_add"]["kind"] == "outside-kernel"
+    assert by_name["peeks"]["results"]["constant_add"]["kind"] == "reaches-checker"
+    assert by_name["no_kernel"]["passed"] == by_name["peeks"]["passed"] == 0

@@ -76,3 +76,26 @@ def test_a_puzzle_that_cannot_run_on_a_backend_says_so():
     assert tpu_idiom.tpu_only_idiom in caught.value.message
 
 
+
+
+@pytest.mark.parametrize("requested, mode, expected", [
+    ("gpu", Mode.RUN, "false"), ("auto", Mode.RUN, "false"), ("interpret", Mode.RUN, None),
+    ("tpu", Mode.LOWER, None)])
+def test_checkers_that_may_use_a_gpu_do_not_take_its_memory_up_front(monkeypatch, requested, mode, expected):
+    """JAX preallocates 75% of a GPU's memory, so a second checker on the same GPU would run out of it."""
+    from pallas_puzzles import environment
+
+    monkeypatch.delenv(environment.GPU_PREALLOCATE.name, raising=False)
+    monkeypatch.setenv(environment.JAX_PLATFORMS.name, "cpu")  # the CPU-only checks set it; keep it set
+    monkeypatch.setattr(backends, "use_checker_xla_flags", lambda: None)  # XLA_FLAGS: not this test's
+    backends.prepare_environment(requested, mode)
+    assert environment.GPU_PREALLOCATE.value() == (expected or "")
+
+
+def test_a_preallocation_setting_of_ones_own_wins(monkeypatch):
+    from pallas_puzzles import environment
+
+    monkeypatch.setenv(environment.GPU_PREALLOCATE.name, "true")
+    monkeypatch.setattr(backends, "use_checker_xla_flags", lambda: None)
+    backends.prepare_environment("gpu", Mode.RUN)
+    assert environment.GPU_PREALLOCATE.value() == "true"

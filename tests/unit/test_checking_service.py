@@ -42,6 +42,7 @@ class FakePool:
     verdicts: ClassVar[dict[str, CheckResult]] = {}
     opened: ClassVar[list[tuple[str, str, str]]] = []  # (requested, mode, target) of each pool started
     checked: ClassVar[list[str]] = []  # file names, as checked
+    timed_runs: ClassVar[list[int]] = []  # the timed runs asked of each check_in_order
     running: ClassVar[int] = 0  # pools started and not yet stopped
     most: ClassVar[int] = 0  # the most that ever were at once
 
@@ -63,8 +64,10 @@ class FakePool:
             FakePool.running -= 1
             self.live = False
 
-    def check_in_order(self, jobs, fail_fast=True, on_start=None, on_done=None) -> Iterator[CheckResult]:
+    def check_in_order(self, jobs, fail_fast=True, on_start=None, on_done=None,
+                       timed_runs=0) -> Iterator[CheckResult]:
         assert self.live, "checks only run on a started pool"
+        FakePool.timed_runs.append(timed_runs)
         results = {}
         for n in reversed(range(len(jobs))):
             puzzle, file = jobs[n]
@@ -85,7 +88,7 @@ def verdict(puzzle, file: Path, passed: bool, *findings: Finding) -> CheckResult
 @pytest.fixture()
 def pools(monkeypatch) -> type[FakePool]:
     monkeypatch.setattr(pool_module, "WorkerPool", FakePool)
-    FakePool.verdicts, FakePool.opened, FakePool.checked = {}, [], []
+    FakePool.verdicts, FakePool.opened, FakePool.checked, FakePool.timed_runs = {}, [], [], []
     FakePool.running = FakePool.most = 0
     return FakePool
 
@@ -184,6 +187,17 @@ def test_a_stored_verdict_is_cached_and_a_caller_that_may_not_use_it_checks_agai
     assert service.run(jobs).from_cache == 0, "without a workspace nothing is stored or read (grade, dev check)"
 
 
+def test_a_timed_check_on_an_accelerator_is_a_measurement_neither_stored_nor_answered_from_the_store(pools, tmp_path):
+    file = tmp_path / "01_constant_add.py"
+    file.write_text("# a learner's file\n")
+    workspace = Workspace(tmp_path)
+    for requested in ("gpu", "gpu", "interpret", "interpret"):
+        service.run([Job(ADD, file, requested)], Options(workspace=workspace, timed_runs=10))
+    assert pools.timed_runs == [10, 10, 10], "the interpreter's second check is answered from the store"
+    assert service.run([Job(ADD, file, "gpu")], Options(workspace=workspace)).from_cache == 0, \
+        "a timed check on the gpu stored nothing"
+
+
 def test_a_checker_error_is_an_error_never_a_pass_or_a_fail(pools, tmp_path):
     pools.verdicts["broken.py"] = verdict(ADD, Path("broken.py"), False,
                                           Finding(FindingKind.INTERNAL, "the checker itself failed"))
@@ -228,7 +242,7 @@ def test_one_pool_at_a_time_accelerators_first_and_lowering_last(pools):
 
 
 def test_a_failing_pool_reaches_the_caller_and_leaves_no_pool_running(pools, monkeypatch):
-    def broken(self, jobs, fail_fast=True, on_start=None, on_done=None):
+    def broken(self, jobs, fail_fast=True, on_start=None, on_done=None, timed_runs=0):
         on_start(0)
         raise RuntimeError("a checker process failed while checking puzzle 1")
         yield  # a generator, as the real one is

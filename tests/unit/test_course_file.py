@@ -55,3 +55,19 @@ def test_a_course_file_of_another_format_is_refused(version):
         parse(data, builtin_folder())
 
 
+
+
+def test_launcher_ops_are_read_as_names_and_checked_by_dev_check():
+    from pallas_puzzles.dev.static import launcher_ops
+
+    puzzle = parse(_minimal(launcher_ops=["reduce_sum", "transpose", "sum_everything"]), builtin_folder()).puzzles[0]
+    assert puzzle.launcher_ops == ("reduce_sum", "transpose", "sum_everything")
+    problems = {p.message.split("'")[1]: p.message for p in launcher_ops(puzzle)}
+    assert set(problems) == {"transpose", "sum_everything"}  # layout needs no leave; an unknown name is a typo
+    assert "only arranges data" in problems["transpose"] and "not an operation" in problems["sum_everything"]
+    assert launcher_ops(COURSE.find("two_core_sum")) == [] and COURSE.find("two_core_sum").launcher_ops
+
+
+def test_launcher_ops_must_be_a_list_of_names():
+    with pytest.raises(CourseError, match="`launcher_ops` must be a list"):
+        parse(_minimal(launcher_ops="reduce_sum"), builtin_folder())

@@ -23,7 +23,7 @@ def test_the_chapter_is_seven_puzzles_on_its_own_target():
     assert [p.name for p in CHAPTER] == ["tma_copy", "ragged_rows", "tma_double_buffer", "wgmma_matmul",
                                          "pipeline_matmul", "warp_specialized", "hopper_attention"]
     assert {p.target for p in CHAPTER} == {"mosaic-gpu"}
-    assert all(p.min_jax == "0.12" and p.backends == ("interpret", "gpu") for p in CHAPTER)
+    assert all(p.min_jax == "0.11" and p.backends == ("interpret", "gpu") for p in CHAPTER)
     assert all(len(p.hints) >= 3 and len(p.cases_for(INTERPRET)) >= 3 for p in CHAPTER)
 
 
@@ -35,6 +35,21 @@ def test_the_gpu_backend_runs_the_chapter_compiled_and_lower_refuses_it():
     lowering = support.refusal(puzzle, TPU, Mode.LOWER, have_jax="0.12.0.1")
     assert lowering is not None and "not TPU kernels" in lowering.sentence
     assert support.refusal(puzzle, TPU, have_jax="0.12.0.1").kind is FindingKind.UNSUPPORTED
+
+
+def test_the_jax_a_check_needs_is_that_of_what_runs_it():
+    """Compiled on a GPU the chapter needs jax 0.11 (its solutions lower there); JAX's GPU interpreter needs
+    0.12. A jax 0.11 refuses the interpreter alone, in one sentence that names the backend that still runs."""
+    assert support.refusal(TMA_COPY, GPU, have_jax="0.11.2") is None
+    assert support.refusal(TMA_COPY, None, have_jax="0.11.2") is None  # backend not known yet: a GPU may run it
+    refused = support.refusal(TMA_COPY, INTERPRET, have_jax="0.11.2")
+    assert refused is not None and refused.kind is FindingKind.JAX_TOO_OLD
+    assert "jax 0.12 or newer on the interpret backend" in refused.sentence and "--backend gpu" in refused.sentence
+    assert refused.sentence.count(". ") == 0
+    older = support.refusal(TMA_COPY, None, have_jax="0.10.2")
+    assert older is not None and "jax 0.11 or newer" in older.sentence and "backend" not in older.sentence
+    assert support.refusal(TMA_COPY, GPU, have_jax="0.10.2").kind is FindingKind.JAX_TOO_OLD
+    assert targets.get("mosaic-gpu").min_jax == "0.12" and targets.get("mosaic-gpu-device").min_jax == "0.11"
 
 
 def test_an_older_jax_is_told_what_to_install_in_one_sentence():

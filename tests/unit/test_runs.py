@@ -43,7 +43,8 @@ class FakePool:
     def stop(self) -> None:
         pass
 
-    def check_in_order(self, jobs, fail_fast=True, on_start=None, on_done=None) -> Iterator[CheckResult]:
+    def check_in_order(self, jobs, fail_fast=True, on_start=None, on_done=None,
+                       timed_runs=0) -> Iterator[CheckResult]:
         for n, (puzzle, file) in enumerate(jobs):
             on_start(n)
             FakePool.checked.append(puzzle.number)

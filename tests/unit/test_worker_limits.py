@@ -18,7 +18,7 @@ def test_a_failing_drain_thread_reaches_the_caller_instead_of_hanging(monkeypatc
 
     from pallas_puzzles.worker.pool import WorkerPool
 
-    def broken_check(self, puzzle, file, fail_fast=True):
+    def broken_check(self, puzzle, file, fail_fast=True, timed_runs=0):
         raise BrokenPipeError("the pipe to the checker broke")
 
     monkeypatch.setattr(Worker, "check", broken_check)

@@ -46,6 +46,9 @@ class Options:
     # `verify N`: the one puzzle named cannot run here. That is bad input (one sentence, exit 2), not a skip.
     refusal_is_bad_input: bool = False
     workers: int = 0  # the most checkers one pool may run at once; 0: as many as cores and memory allow
+    # On an accelerator, time each passing case over this many compiled calls (perf); such a check is a
+    # measurement of this run, so it is neither answered from nor kept in the stored verdicts.
+    timed_runs: int = 0
 
 
 @dataclass(frozen=True)

@@ -77,16 +77,19 @@ def _refusals(jobs: Sequence[Job], indices: list[int], backend: Backend | None, 
 def _answer(jobs: Sequence[Job], indices: list[int], requested: str, mode: Mode, options: Options,
             dispatch: Dispatcher, pools: _OnePool) -> None:
     """Every job of one backend request and mode: refused, stored or checked."""
-    refused = _refusals(jobs, indices, None, mode, options)  # a jax too old: said before any checker starts
-    left = [i for i in indices if i not in refused]
+    # What can be refused before any checker starts is: a jax too old for every backend the puzzle
+    # declares, or, where the backend is known beforehand, anything about it.
     backend = known_backend(requested, mode)
-    if backend is None and left:
+    refused = _refusals(jobs, indices, backend, mode, options)
+    if backend is None and (left := [i for i in indices if i not in refused]):
         target, first = next(iter(_by_target(jobs, left).items()))
         backend = pools.open(requested, mode, target, len(first)).backend
-    if backend is not None:
         refused |= _refusals(jobs, left, backend, mode, options)
+    if backend is not None:
         dispatch.resolved(backend, mode)
-    cache = ResultCache(options.workspace, requested, mode, options.fail_fast) if options.workspace else None
+    timed = options.timed_runs > 0 and backend is not None and not backend.interprets  # a measurement: not stored
+    cache = ResultCache(options.workspace, requested, mode, options.fail_fast) if options.workspace and not timed \
+        else None
     keys: dict[int, str | None] = {}
     for index in indices:
         job = jobs[index]
@@ -106,11 +109,11 @@ def _answer(jobs: Sequence[Job], indices: list[int], requested: str, mode: Mode,
 
     unchecked = [i for i in keys if dispatch.outcomes[i] is None]
     for target, group in _by_target(jobs, unchecked).items():
-        _check(pools.open(requested, mode, target, len(group)), jobs, group, options.fail_fast, dispatch, settle)
+        _check(pools.open(requested, mode, target, len(group)), jobs, group, options, dispatch, settle)
     pools.close()
 
 
-def _check(pool: WorkerPool, jobs: Sequence[Job], group: list[int], fail_fast: bool, dispatch: Dispatcher,
+def _check(pool: WorkerPool, jobs: Sequence[Job], group: list[int], options: Options, dispatch: Dispatcher,
            settle: Settle) -> None:
     """Check `group` on `pool`. The pool's threads only post what happens; it is told to the listeners
     here, on the caller's thread, so that a listener needs no lock and Ctrl-C reaches the caller."""
@@ -118,9 +121,10 @@ def _check(pool: WorkerPool, jobs: Sequence[Job], group: list[int], fail_fast: b
 
     def drain() -> None:
         try:
-            for _ in pool.check_in_order([(jobs[i].puzzle, jobs[i].file) for i in group], fail_fast,
+            for _ in pool.check_in_order([(jobs[i].puzzle, jobs[i].file) for i in group], options.fail_fast,
                                          on_start=lambda n: posted.put((n, time.perf_counter(), None)),
-                                         on_done=lambda n, result: posted.put((n, time.perf_counter(), result))):
+                                         on_done=lambda n, result: posted.put((n, time.perf_counter(), result)),
+                                         timed_runs=options.timed_runs):
                 pass
         except BaseException as exc:  # raised on the caller's thread, below
             posted.put(exc)

@@ -3,13 +3,18 @@
 Every command, watch mode and the notebook API ask `refusal`; none decides for itself.
 It needs no JAX (the installed version comes from package metadata), so the CLI can
 answer before a checker starts, and the checker asks the same question again.
+
+The jax a check needs is the puzzle's own `min_jax` and that of the target that runs it on
+the backend asked for: a chapter may run compiled on an older jax than its interpreter needs
+(the Mosaic GPU chapter: compiled on jax 0.11, interpreted from 0.12). Before the backend is
+known, a puzzle is refused only when no backend it declares could run it on this jax.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pallas_puzzles import versions
+from pallas_puzzles import backends, versions
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.errors import UserError
@@ -25,11 +30,45 @@ class Refusal:
     reason: str = ""
 
 
-def _needed_jax(puzzle: Puzzle) -> str:
+def _newest(*wanted: str) -> str:
+    present = [v for v in wanted if v]
+    return max(present, key=versions.parse) if present else ""
+
+
+def _target_jax(puzzle: Puzzle, backend: Backend, mode: Mode) -> str:
+    """The oldest jax the target that runs `puzzle` on `backend` in `mode` supports ("" : any)."""
     from pallas_puzzles.engine import targets
 
-    wanted = [v for v in (puzzle.min_jax, targets.get(puzzle.target).min_jax) if v]
-    return max(wanted, key=versions.parse) if wanted else ""
+    name = targets.partner_name(puzzle.target, backend, mode)
+    return targets.get(name if name is not None else puzzle.target).min_jax
+
+
+def _needed_jax(puzzle: Puzzle, backend: Backend | None, mode: Mode) -> str:
+    if backend is not None:
+        return _newest(puzzle.min_jax, _target_jax(puzzle, backend, mode))
+    declared = [backends.get(name) for name in puzzle.backends if name in backends.REGISTRY] or [backends.INTERPRET]
+    least = min((_target_jax(puzzle, b, mode) for b in declared), key=versions.parse)
+    return _newest(puzzle.min_jax, least)
+
+
+def _runs_elsewhere(puzzle: Puzzle, backend: Backend, mode: Mode, have_jax: str | None) -> list[str]:
+    """The other backends the puzzle declares whose target this jax is new enough for."""
+    return [name for name in puzzle.backends if name != backend.name and name in backends.REGISTRY
+            and not versions.too_old(_needed_jax(puzzle, backends.get(name), mode), have_jax)]
+
+
+def _too_old(puzzle: Puzzle, backend: Backend | None, mode: Mode, have_jax: str | None) -> Refusal | None:
+    needed = _needed_jax(puzzle, backend, mode)
+    if not versions.too_old(needed, have_jax):
+        return None
+    on = also = ""
+    if backend is not None and needed != _needed_jax(puzzle, None, mode):
+        # Only the target of this backend needs the newer jax: say so, and where it runs with this one.
+        elsewhere = _runs_elsewhere(puzzle, backend, mode, have_jax)
+        on = f"on the {backend.name} backend"
+        also = f", though --backend {' or '.join(elsewhere)} runs it with this jax" if elsewhere else ""
+    wanted = versions.needed_and_found(needed, have_jax, on) + also
+    return Refusal(FindingKind.JAX_TOO_OLD, f"Puzzle {puzzle.number} needs {wanted}.", f"need {wanted}")
 
 
 def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
@@ -38,10 +77,9 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
     the jax version is asked about."""
     from pallas_puzzles.engine import targets
 
-    needed = _needed_jax(puzzle)
-    if versions.too_old(needed, have_jax):
-        wanted = versions.needed_and_found(needed, have_jax)
-        return Refusal(FindingKind.JAX_TOO_OLD, f"Puzzle {puzzle.number} needs {wanted}.", f"need {wanted}")
+    too_old = _too_old(puzzle, backend, mode, have_jax)
+    if too_old is not None:
+        return too_old
     if backend is None:
         return None
     if mode is Mode.LOWER:
@@ -74,7 +112,7 @@ def beyond_this_jax(puzzles: tuple[Puzzle, ...] | list[Puzzle], have_jax: str | 
     and the targets' min_jax), e.g. {"0.12": [puzzles 37 to 43]} on Python 3.11."""
     found: dict[str, list[Puzzle]] = {}
     for puzzle in puzzles:
-        needed = _needed_jax(puzzle)
+        needed = _needed_jax(puzzle, None, Mode.RUN)
         if versions.too_old(needed, have_jax):
             found.setdefault(needed, []).append(puzzle)
     return found

@@ -54,18 +54,19 @@ def cmd_times(out: Output, directory: Path, write: bool, only: list[str]) -> int
     return EXIT_PASS
 
 
-def cmd_check(out: Output, directory: Path, accelerator: str | None) -> int:
+def cmd_check(out: Output, directory: Path, accelerator: str | None, only: tuple[str, ...] = ()) -> int:
     from pallas_puzzles.dev.check import check_course
 
     if accelerator is not None and accelerator not in ACCELERATORS:
         raise UserError(f"dev check --backend takes {' or '.join(ACCELERATORS)}: the interpreter runs every "
-                        f"check anyway, and this adds the solutions' runs on that accelerator.")
+                        f"check anyway, and this adds the stubs', solutions' and examples' runs on that accelerator.")
 
     def progress(total: int) -> RunProgress:
         return RunProgress(out.console, total, "Checking the course", enabled=not out.format.document)
 
-    check = check_course(directory, progress, accelerator)
-    if accelerator and check.course is not None and not any(accelerator in p.backends for p in check.course.puzzles):
-        out.warning(f"No puzzle of this course declares the {accelerator} backend, so nothing ran there.")
+    check = check_course(directory, progress, accelerator, only)
+    ran = [job.puzzle for job, _ in check.checked]
+    if accelerator and check.course is not None and not any(accelerator in p.backends for p in ran):
+        out.warning(f"No puzzle checked declares the {accelerator} backend, so nothing ran there.")
     out.write(out.format.course_check(check))
     return EXIT_PASS if check.passed else EXIT_FAIL

@@ -26,12 +26,15 @@ from pallas_puzzles.workspace.folder import find_workspace, reference_solution
 from pallas_puzzles.workspace.progress import PassOutcome, Progress
 
 
-def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_name: str | None) -> int:
-    """Check one puzzle and show what its kernel costs on a TPU."""
+def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_name: str | None,
+             check_all: bool = False) -> int:
+    """Check one puzzle (or all) and show what its kernel costs on a TPU; on an accelerator, time it too."""
+    from pallas_puzzles.engine.targets.timing import RUNS
     from pallas_puzzles.perf import chips
 
     chips.chip(chip_name)  # an unknown generation is bad input: say so before any work
-    return cmd_verify(out, key, False, requested, solution, card=True, chip_name=chip_name, full_card=True)
+    return cmd_verify(out, key, check_all, requested, solution, card=True, chip_name=chip_name, full_card=True,
+                      timed_runs=RUNS)
 
 
 class _Warned(Listener):
@@ -108,14 +111,15 @@ class _Shown(_Warned):
 
 
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
-               mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None, full_card: bool = False) -> int:
+               mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None, full_card: bool = False,
+               timed_runs: int = 0) -> int:
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
     jobs = [Job(p, reference_solution(p) if solutions else progress.learner_file(p), requested, mode)
             for p in puzzles]
     # A document for an autograder checks every file afresh: stored verdicts live in the learner's workspace.
     options = Options(workspace=progress.workspace, use_stored=out.format.trusts_stored,
-                      refusal_is_bad_input=not check_all, limits=learner_limits())
+                      refusal_is_bad_input=not check_all, limits=learner_limits(), timed_runs=timed_runs)
     shown = _Shown(out, progress, check_all, solutions, card and not check_all and mode is Mode.RUN, chip_name,
                    full_card)
     verb = "Lowering" if mode is Mode.LOWER else "Checking"

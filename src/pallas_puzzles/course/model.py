@@ -94,6 +94,9 @@ class Puzzle:
     # Per shape case (by index, repeating): how its inputs depart from the default range.
     distributions: tuple[tuple[Reshape, ...], ...] = ()
     target_options: dict[str, Any] = field(default_factory=dict)  # read by the puzzle's target
+    # Computing operations (JAX primitive names, e.g. "reduce_sum") the launcher may apply to its kernels'
+    # outputs, such as a combine of partial results; everything else must happen inside a kernel.
+    launcher_ops: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:

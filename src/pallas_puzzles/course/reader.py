@@ -173,7 +173,15 @@ def _puzzle(raw: dict[str, Any], number: int, folder: Path, files: Path, seconds
         budget=Budget(**raw["budget"]) if "budget" in raw else None,
         distributions=_distributions(raw, name, where),
         target_options=dict(raw.get("target_options", {})),
+        launcher_ops=_names(raw, "launcher_ops", name, where),
     )
+
+
+def _names(raw: dict[str, Any], key: str, name: str, where: Path) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise CourseError(f"{where}: puzzle {name}'s `{key}` must be a list of names (strings).")
+    return tuple(value)
 
 
 def _distributions(raw: dict[str, Any], name: str, where: Path) -> tuple[tuple[Reshape, ...], ...]:

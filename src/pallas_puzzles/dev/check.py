@@ -6,6 +6,12 @@ its declared finding kind and name its line, every listed correct alternative mu
 kernels run in parallel on pools of checkers (one pool per target and mode at a time), as
 `verify --all` does, through the checking service. A puzzle that cannot run here (a jax too old
 for it) is skipped, not a problem.
+
+With an accelerator (`--backend gpu`), the stubs, solutions and examples of every puzzle that
+declares it run there too, and the hardware must agree with the interpreter on pass or fail: a
+stub or a mistake fails there too, a solution or a correct alternative passes. The finding kind
+may differ (a hang is a time-out on the hardware, a race may show as wrong numbers); a mistake the
+hardware runs right, or an alternative it gets wrong, is a problem about the checker or the puzzle.
 """
 
 from __future__ import annotations
@@ -42,9 +48,8 @@ class CourseJob(Job):
     @property
     def name(self) -> str:
         """How a problem names what was checked: "stub", "solution on gpu", a mistake's name."""
-        if self.example is not None:
-            return self.example.name
-        return f"{self.subject} on {self.requested}" if self.requested != backends.INTERPRET.name else self.subject
+        what = self.example.name if self.example is not None else self.subject
+        return f"{what} on {self.requested}" if self.requested != backends.INTERPRET.name else what
 
 
 @dataclass
@@ -66,33 +71,34 @@ class CourseCheck:
 
     @property
     def skipped(self) -> list[Problem]:
-        """Not problems: the puzzles that cannot be checked here (this jax is too old for them), once each."""
-        refused = {o.puzzle.name: o.refusal.sentence for o in (self.run.refused if self.run else [])
+        """Not problems: the puzzles that cannot be checked here (this jax is too old for them), once each
+        per reason (a jax too old for the interpreter may still run a puzzle on an accelerator)."""
+        refused = {(o.puzzle.name, o.refusal.sentence): None for o in (self.run.refused if self.run else [])
                    if o.refusal is not None}
-        return [Problem(name, "skipped", sentence) for name, sentence in refused.items()]
+        return [Problem(name, "skipped", sentence) for name, sentence in refused]
 
 
 def _jobs(course: Course, usable: list[examples.Example], problems: list[Problem], scratch: Path,
-          accelerator: str | None) -> list[CourseJob]:
+          accelerator: str | None, chosen: frozenset[str]) -> list[CourseJob]:
     jobs: list[CourseJob] = []
     interpret = backends.INTERPRET.name
     for puzzle in course.puzzles:
         # A file that is missing or not Python, a spec or target that cannot load: already a problem.
         broken = {p.subject for p in problems if p.puzzle == puzzle.name and p.blocking}
-        if broken & {"spec", "target"}:
+        if broken & {"spec", "target"} or (chosen and puzzle.name not in chosen):
             continue
+        on = [interpret, *([accelerator] if accelerator is not None and accelerator in puzzle.backends else [])]
         if STUB not in broken and not puzzle.tour:
-            jobs.append(CourseJob(puzzle, puzzle.stub_path, interpret, subject=STUB))
+            jobs += [CourseJob(puzzle, puzzle.stub_path, backend, subject=STUB) for backend in on]
         if SOLUTION in broken:
             continue
-        jobs.append(CourseJob(puzzle, puzzle.solution_path, interpret, subject=SOLUTION))
+        jobs += [CourseJob(puzzle, puzzle.solution_path, backend, subject=SOLUTION) for backend in on]
         if puzzle.supports(backends.TPU) and support.refusal(puzzle, backends.TPU, Mode.LOWER) is None:
             jobs.append(CourseJob(puzzle, puzzle.solution_path, backends.TPU.name, Mode.LOWER, subject=LOWERING))
-        if accelerator is not None and accelerator in puzzle.backends:
-            jobs.append(CourseJob(puzzle, puzzle.solution_path, accelerator, subject=SOLUTION))
         for example in (e for e in usable if e.puzzle == puzzle.name):
-            jobs.append(CourseJob(puzzle, examples.build(example, course, scratch), interpret,
-                                  subject=CORRECT if example.must_pass else MISTAKE, example=example))
+            file = examples.build(example, course, scratch)
+            jobs += [CourseJob(puzzle, file, backend, subject=CORRECT if example.must_pass else MISTAKE,
+                               example=example) for backend in on]
     return jobs
 
 
@@ -102,10 +108,27 @@ def _is_the_stubs_twin(result: CheckResult) -> bool:
     return result.not_started and not result.cases and len(result.findings) == 1
 
 
-def judge(job: CourseJob, result: CheckResult) -> str | None:
-    """What is wrong with this verdict for this job; None when it is the verdict the job wants."""
+def _on_accelerator(job: CourseJob, result: CheckResult, interpreted: CheckResult | None) -> str | None:
+    """An accelerator's verdict must agree with the job's on pass or fail; the kind may differ."""
+    must_pass = job.subject in (SOLUTION, CORRECT)
+    if result.passed == must_pass or (must_pass and _is_the_stubs_twin(result)):
+        return None
+    said = headline(result) if not result.passed else "passes"
+    if interpreted is None:
+        return f"{said}, where it must {'pass' if must_pass else 'fail'}"
+    if interpreted.passed == result.passed:  # the interpreter gives the same wrong verdict: said there
+        return f"{said}, as on the interpreter"
+    theirs = "passes" if interpreted.passed else f"fails with {interpreted.kind.id if interpreted.kind else 'no kind'}"
+    return f"{said}, while the interpreter {theirs}: the hardware and the interpreter disagree"
+
+
+def judge(job: CourseJob, result: CheckResult, interpreted: CheckResult | None = None) -> str | None:
+    """What is wrong with this verdict for this job; None when it is the verdict the job wants.
+    `interpreted`: for a job on an accelerator, the interpreter's verdict of the same file, if any."""
     if result.status is Status.ERROR:
         return f"the checker itself failed: {headline(result)}"
+    if job.requested != backends.INTERPRET.name and job.mode is Mode.RUN:
+        return _on_accelerator(job, result, interpreted)
     if job.subject == STUB:
         if result.passed:
             return "the stub passes as written; a stub must fail until the learner writes the kernel"
@@ -140,8 +163,10 @@ def run_jobs(jobs: list[CourseJob], progress: Listener) -> RunReport:
     return service.run(jobs, listeners=[progress])
 
 
-def check_course(folder: Path, open_progress: OpenProgress, accelerator: str | None = None) -> CourseCheck:
-    """Check the course in `folder`; `accelerator` ("gpu", "tpu") also runs the solutions there."""
+def check_course(folder: Path, open_progress: OpenProgress, accelerator: str | None = None,
+                 only: tuple[str, ...] = ()) -> CourseCheck:
+    """Check the course in `folder`; `accelerator` ("gpu", "tpu") also runs the kernels there; `only`:
+    the puzzles (numbers or names) whose kernels run (the files of the whole course are checked)."""
     folder = folder.resolve()
     if not (folder / COURSE_FILE).is_file():
         raise UserError(f"{folder} holds no {COURSE_FILE}; run `pallas-puzzles dev check` in a course folder, "
@@ -152,13 +177,16 @@ def check_course(folder: Path, open_progress: OpenProgress, accelerator: str | N
     except UserError as exc:
         check.problems.append(Problem(None, COURSE_FILE, exc.message))
         return check
+    chosen = frozenset(course.find(key).name for key in only)
     check.problems, usable = static.problems(course)
     with tempfile.TemporaryDirectory(prefix="pallas-puzzles-dev-check-") as scratch:
-        jobs = _jobs(course, usable, check.problems, Path(scratch), accelerator)
+        jobs = _jobs(course, usable, check.problems, Path(scratch), accelerator, chosen)
         with open_progress(len(jobs)) as progress:
             check.run = run_jobs(jobs, progress)
+    interpreted = {(job.puzzle.name, job.subject, job.file): result for job, result in check.checked
+                   if job.requested == backends.INTERPRET.name}
     for job, result in check.checked:
-        wrong = judge(job, result)
+        wrong = judge(job, result, interpreted.get((job.puzzle.name, job.subject, job.file)))
         if wrong is not None:
             check.problems.append(Problem(job.puzzle.name, job.name, wrong))
     return check

@@ -93,11 +93,27 @@ def puzzle_keys(puzzle: Puzzle) -> list[Problem]:
     if not puzzle.inputs and not _has_input_maker(puzzle):
         found.append(Problem(puzzle.name, "inputs", "the puzzle declares no `inputs` and its spec has no "
                                                     "make_inputs(sizes, rng)"))
+    found += launcher_ops(puzzle)
     try:
         target = targets.get(puzzle.target)
     except UserError as exc:
         return [*found, Problem(puzzle.name, "target", exc.message, blocking=True)]
     found += [Problem(puzzle.name, "target_options", text) for text in target.option_problems(puzzle.target_options)]
+    return found
+
+
+def launcher_ops(puzzle: Puzzle) -> list[Problem]:
+    """The computing operations a puzzle lets its launcher do: names of JAX operations the checker knows."""
+    from pallas_puzzles.engine.integrity.vocabulary import LAYOUT, OPERATIONS
+
+    found = []
+    for name in puzzle.launcher_ops:
+        if name in LAYOUT:
+            found.append(Problem(puzzle.name, "launcher_ops", f"'{name}' only arranges data: every launcher may "
+                                                              "do that, so leave it out"))
+        elif name not in OPERATIONS:
+            found.append(Problem(puzzle.name, "launcher_ops", f"'{name}' is not an operation the checker knows; "
+                                 "use JAX primitive names such as reduce_sum, add, mul or max"))
     return found
 
 

@@ -37,6 +37,7 @@ class Case:
     sizes: dict[str, int]
     learner_file: Path
     backend: Backend
+    timed_runs: int = 0  # on an accelerator, time a passing case over this many compiled calls (perf)
     started: float = field(default_factory=time.perf_counter)
 
     @property

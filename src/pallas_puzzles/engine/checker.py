@@ -6,6 +6,7 @@ the target's hooks installed, and returns plain data; rendering happens elsewher
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import io
@@ -23,6 +24,7 @@ from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.case import Case
 from pallas_puzzles.engine.file_faults import import_finding, syntax_finding
+from pallas_puzzles.engine.integrity import file_rules, guard
 from pallas_puzzles.engine.learner_lines import make_line, remember_source
 from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.findings import FindingKind
@@ -31,17 +33,17 @@ from pallas_puzzles.results import CheckResult, Finding
 _module_counter = itertools.count()
 
 
-def load_learner_module(path: Path, text: str | None = None) -> ModuleType:
+def load_learner_module(path: Path, text: str | None = None, tree: ast.Module | None = None) -> ModuleType:
     """Run a learner's file as a fresh module, so every save is re-read.
 
     The text that runs is the text every finding quotes (see remember_source),
-    and no bytecode is written next to the learner's file.
+    and no bytecode is written next to the learner's file. `tree`: the text already parsed.
     """
     if text is None:
         text = path.read_text(encoding="utf-8")
     filename = str(path)
     remember_source(filename, text)
-    code = compile(text, filename, "exec")
+    code = compile(tree if tree is not None else text, filename, "exec")
     name = f"pallas_puzzles_learner_{path.stem}_{next(_module_counter)}"
     module = ModuleType(name)
     module.__file__ = filename
@@ -85,7 +87,13 @@ def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
         if not_started is not None:  # wrong by design: running it would only show a wall of mismatches
             result.findings.append(not_started)
             return None
-        module = load_learner_module(learner_file, text)
+        tree = ast.parse(text, filename=str(learner_file))
+        remember_source(str(learner_file), text)
+        reached = file_rules.scan(tree, str(learner_file))
+        if reached is not None:  # refused before it runs: running it could read the answer
+            result.findings.append(reached)
+            return None
+        module = load_learner_module(learner_file, text, tree)
     except SyntaxError as exc:
         result.findings.append(syntax_finding(exc, str(learner_file)))
         return None
@@ -108,17 +116,18 @@ def _target(name: str) -> Target:
 
 
 def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode = Mode.RUN,
-                 fail_fast: bool = True, target: Target | None = None) -> CheckResult:
+                 fail_fast: bool = True, target: Target | None = None, timed_runs: int = 0) -> CheckResult:
     """Check a learner's file for one puzzle on one backend (or only lower it for a TPU).
 
     `target` is the started target this process checks with; by default the one that runs the
-    puzzle's chapter on `backend` in `mode`, started here (tests and scripts).
+    puzzle's chapter on `backend` in `mode`, started here (tests and scripts). `timed_runs`: on an
+    accelerator, also time each passing case over that many compiled calls.
     """
     def load_and_run(result: CheckResult) -> None:
         entry = _load(result, puzzle, learner_file)
         if entry is not None:
             started = target or _target(targets.partner_name(puzzle.target, backend, mode) or puzzle.target)
-            _run_cases(result, puzzle, entry, learner_file, backend, started, fail_fast)
+            _run_cases(result, puzzle, entry, learner_file, backend, started, fail_fast, timed_runs)
 
     return _checked(puzzle, learner_file, backend, mode, load_and_run)
 
@@ -135,18 +144,21 @@ def _checked(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode,
         result.findings.append(Finding(refusal.kind, refusal.sentence))
         return result
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
+    with contextlib.redirect_stdout(printed), guard.watching(puzzle, str(learner_file)) as watch:
         body(result)
+    if watch.found:  # the learner's code read the course's files: whatever the cases said, that comes first
+        result.findings.insert(0, watch.found[0])
+        result.passed = False
     result.printed = printed.getvalue()
     result.seconds = time.perf_counter() - start
     return result
 
 
 def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Path, backend: Backend,
-               target: Target, fail_fast: bool) -> None:
+               target: Target, fail_fast: bool, timed_runs: int = 0) -> None:
     cases = puzzle.cases_for(backend)
     for index, sizes in enumerate(cases):
-        case = target.run_case(Case(puzzle, index, sizes, learner_file, backend), entry)
+        case = target.run_case(Case(puzzle, index, sizes, learner_file, backend, timed_runs), entry)
         result.cases.append(case)
         if not case.passed and fail_fast:
             result.skipped_cases = len(cases) - index - 1

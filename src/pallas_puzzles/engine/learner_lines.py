@@ -44,10 +44,16 @@ def source_of(fn: Any) -> SourceLine | None:
 
 
 def same_file(a: str, b: str) -> bool:
+    return a == b or _resolved(a) == _resolved(b)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(path: str) -> str:
+    """The file's real path, worked out once per process (a traceback names JAX's files over and over)."""
     try:
-        return Path(a).resolve() == Path(b).resolve()
+        return str(Path(path).resolve())
     except OSError:
-        return a == b
+        return path
 
 
 def learner_call_site(learner_file: str) -> SourceLine | None:

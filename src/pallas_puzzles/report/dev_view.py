@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from pallas_puzzles.dev.check import CourseJob
 from pallas_puzzles.report.formats import Unfolded
 
 if TYPE_CHECKING:
@@ -30,6 +31,17 @@ def view(check: CourseCheck) -> Unfolded:
     return Unfolded(Text("\n").join(lines))
 
 
+def verdicts(check: CourseCheck) -> list[dict[str, Any]]:
+    """Every kernel checked and its verdict, in job order: what a comparison of backends reads."""
+    return [{"puzzle": outcome.puzzle.name, "number": outcome.puzzle.number, "subject": job.subject,
+             "example": job.example.name if job.example is not None else None,
+             "backend": outcome.backend.name if outcome.backend is not None else job.requested,
+             "mode": job.mode.value, "status": result.status.value,
+             "kind": result.kind.id if result.kind is not None else None, "seconds": round(result.seconds, 4)}
+            for outcome in (check.run.verdicts if check.run is not None else [])
+            if isinstance(job := outcome.job, CourseJob) and (result := outcome.result) is not None]
+
+
 def document(check: CourseCheck) -> dict[str, Any]:
     course = check.course
     return {
@@ -41,4 +53,5 @@ def document(check: CourseCheck) -> dict[str, Any]:
         "checked": len(check.checked),
         "problems": [{"puzzle": p.puzzle, "subject": p.subject, "message": p.message} for p in check.problems],
         "skipped": [{"puzzle": p.puzzle, "message": p.message} for p in check.skipped],
+        "verdicts": verdicts(check),
     }

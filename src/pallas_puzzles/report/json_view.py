@@ -118,6 +118,7 @@ def case_dict(case: CaseResult) -> dict[str, Any]:
         "performance": performance_dict(case.performance),
         "devices": case.devices,
         "traffic": traffic_dict(case.traffic),
+        "measured_seconds": case.measured_seconds,
     }
 
 

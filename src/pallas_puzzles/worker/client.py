@@ -162,22 +162,22 @@ class Worker:
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def check(self, puzzle: Puzzle, file: Path, fail_fast: bool = True) -> CheckResult:
+    def check(self, puzzle: Puzzle, file: Path, fail_fast: bool = True, timed_runs: int = 0) -> CheckResult:
         """Check one file; raises CheckCancelled if cancel() was called meanwhile."""
         with self._busy:
             self._cancelled.clear()
             if not self.alive:
                 self.stop()
                 self.start()
-            return self._check_started(puzzle, file, fail_fast)
+            return self._check_started(puzzle, file, fail_fast, timed_runs)
 
-    def _check_started(self, puzzle: Puzzle, file: Path, fail_fast: bool) -> CheckResult:
+    def _check_started(self, puzzle: Puzzle, file: Path, fail_fast: bool, timed_runs: int) -> CheckResult:
         channel = self._channel
         assert channel is not None and self.backend is not None
         started = time.perf_counter()
         limit = self.limits.seconds or time_limit(puzzle)
         try:
-            channel.send(CheckRequest(puzzle, str(file), fail_fast))
+            channel.send(CheckRequest(puzzle, str(file), fail_fast, timed_runs))
             over = self._wait(channel, limit)
             if over is None:
                 reply = channel.recv()

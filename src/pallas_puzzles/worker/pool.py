@@ -83,7 +83,8 @@ class WorkerPool:
         return backend
 
     def check_in_order(self, jobs: list[tuple[Puzzle, Path]], fail_fast: bool = True,
-                       on_start: JobStarted | None = None, on_done: JobDone | None = None) -> Iterator[CheckResult]:
+                       on_start: JobStarted | None = None, on_done: JobDone | None = None,
+                       timed_runs: int = 0) -> Iterator[CheckResult]:
         """Yield each job's result in the order given, as soon as it and those before it are done.
 
         `on_start` and `on_done` are called from the worker threads with the job's index as each
@@ -103,7 +104,7 @@ class WorkerPool:
                     puzzle, file = jobs[index]
                     if on_start is not None:
                         on_start(index)
-                    results[index] = result = worker.check(puzzle, file, fail_fast=fail_fast)
+                    results[index] = result = worker.check(puzzle, file, fail_fast=fail_fast, timed_runs=timed_runs)
                     if on_done is not None:
                         on_done(index, result)
                     done[index].set()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import Target
+from pallas_puzzles.engine.targets.timing import timed
 from pallas_puzzles.engine.targets.tpu_interpret import forget_compiled
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class Device(Target):
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
         from pallas_puzzles.engine.targets.pallas_call import case_runner as pallas_case
 
-        return pallas_case.run(case, entry, self.reset, self.cost_card)
+        return timed(case, entry, pallas_case.run(case, entry, self.reset, self.cost_card))
 
     def between_puzzles(self) -> None:
         forget_compiled()

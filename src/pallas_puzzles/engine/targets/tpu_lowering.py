@@ -34,15 +34,21 @@ class TpuLowering(Target):
         import jax
 
         from pallas_puzzles.engine.targets.pallas_call import case_runner as pallas_case
+        from pallas_puzzles.engine.targets.pallas_call import launcher_trace as integrity
         from pallas_puzzles.engine.targets.pallas_call.explain import lowering
         from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, session_scope
 
         session = pallas_case.new_session(case)
         session.tpu_block_rules = False  # Mosaic's own lowering applies them here, in its own words
-        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in case.inputs()]
+        inputs, expected, _ = case.data()
+        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
         try:
             with session_scope(session), lowering.target_tpu():
-                jax.jit(entry).trace(*shapes).lower(lowering_platforms=(TPU.platform,))
+                traced = jax.jit(entry).trace(*shapes)
+                outside = integrity.judge_traced(traced.jaxpr, case.puzzle, inputs, expected, session, entry)
+                if outside is not None:  # the answer does not come from the kernel: lowering it proves nothing
+                    return pallas_case.finish(case, session, False, outside)
+                traced.lower(lowering_platforms=(TPU.platform,))
         except StrictViolation as exc:
             return pallas_case.finish(case, session, False, exc.finding)
         except lowering.LoweringUnavailable as exc:

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pallas_puzzles.engine.learner_lines import learner_call_site
+from pallas_puzzles.engine.learner_lines import learner_call_site, source_of
 from pallas_puzzles.engine.targets.mosaic_gpu.record import Launch, active
 from pallas_puzzles.engine.targets.mosaic_gpu.source_calls import keyword_line
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation
@@ -99,7 +99,8 @@ def _kernel(original: Callable[..., Any]) -> Callable[..., Any]:
             line = _site()
             buffers = _smem_buffers(scratch)
             record.launches.append(Launch(line=line, scratch_line=keyword_line(line, "kernel", "scratch_types"),
-                                          smem_bytes=sum(b[2] for b in buffers), smem_buffers=buffers))
+                                          smem_bytes=sum(b[2] for b in buffers), smem_buffers=buffers,
+                                          body=source_of(body)))
         body, kwargs["scratch_types"] = _accumulators_apart(body, scratch)
         return original(body, **kwargs)
 

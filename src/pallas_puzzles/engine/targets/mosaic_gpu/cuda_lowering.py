@@ -76,6 +76,7 @@ def check(entry: Callable[..., Any], args: Sequence[Any], record: CaseRecord) ->
     import jax
 
     traced = jax.jit(entry).trace(*args)
+    record.launcher = traced.jaxpr
     try:
         traced.lower(lowering_platforms=(PLATFORM,))
     except Exception as exc:  # Mosaic GPU refused the kernel

@@ -82,6 +82,7 @@ class Launch:
     scratch_line: SourceLine | None  # the line of `scratch_types=`, when the call has one
     smem_bytes: int
     smem_buffers: tuple[tuple[tuple[int, ...], str, int], ...]  # (shape, dtype, bytes) of each SMEM scratch
+    body: SourceLine | None = None  # where the kernel's body is defined (the answer must come from the learner's)
 
 
 class KernelFault(RuntimeError):
@@ -120,6 +121,7 @@ class CaseRecord:
     outputs_written: list[Any] = field(default_factory=list)  # numpy masks, one per kernel output read back
     launches: list[Launch] = field(default_factory=list)
     lint: Finding | None = None  # a rule neither the interpreter nor the lowering sees
+    launcher: Any = None  # the launcher's jaxpr, traced for the CUDA lowering (engine/integrity judges it)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def note_failure(self, exc: BaseException) -> None:

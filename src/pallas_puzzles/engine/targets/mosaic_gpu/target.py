@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
+from pallas_puzzles.engine.targets.timing import timed
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 
@@ -49,7 +50,7 @@ class MosaicGpuTarget(Target):
     name: ClassVar[str] = "mosaic-gpu"
     summary: ClassVar[str] = ("Mosaic GPU kernels (plgpu.kernel) in JAX's GPU interpreter with race detection, "
                               "and lowered for CUDA on the CPU for the rules only a GPU enforces")
-    min_jax: ClassVar[str] = "0.12"
+    min_jax: ClassVar[str] = "0.12"  # the GPU interpreter's public API (InterpretGPUParams) is new in 0.12
     partners: ClassVar[Mapping[str, str]] = {"gpu": "mosaic-gpu-device"}
     not_lowered_because: ClassVar[str] = ("its kernels are Mosaic GPU kernels, not TPU kernels "
                                           "(verify lowers them for CUDA as part of every check)")
@@ -85,6 +86,7 @@ class MosaicGpuTarget(Target):
                     refused = cuda_lowering.check(entry, args, record)
                 except Exception as exc:  # the learner's code failed while it was traced
                     return case.done(False, faults.failure_finding(exc, record))
+                refused = _outside_kernel(case, entry, record) or refused
                 if refused is not None:
                     return case.done(False, refused)
                 active.interpreting = True
@@ -122,7 +124,9 @@ class MosaicGpuDevice(Target):
 
     name: ClassVar[str] = "mosaic-gpu-device"
     summary: ClassVar[str] = "Mosaic GPU kernels compiled and run on the NVIDIA GPU JAX sees"
-    min_jax: ClassVar[str] = "0.12"
+    # Every reference solution of the chapter lowers for CUDA on jax 0.11.2 (seen on a CPU); no
+    # interpreter is involved, so the 0.12 of the interpreted target does not apply.
+    min_jax: ClassVar[str] = "0.11"
 
     def start(self) -> None:
         from pallas_puzzles.engine.targets.mosaic_gpu import api
@@ -147,13 +151,29 @@ class MosaicGpuDevice(Target):
                 return case.done(False, faults.failure_finding(exc, record))
             finally:
                 active.record = None
+            refused = _outside_kernel(case, entry, record) or refused
             if refused is not None:
                 return case.done(False, refused)
             try:
                 got = jax.block_until_ready(entry(*args))
             except Exception as exc:
                 return case.done(False, faults.failure_finding(exc, record))
-        return _verdict(case, got, expected, record)
+        return timed(case, entry, _verdict(case, got, expected, record))
+
+
+def _outside_kernel(case: Case, entry: Callable[..., Any], record: CaseRecord) -> Finding | None:
+    """The answer comes from the kernel: the launcher traced for the lowering, judged (engine/integrity)."""
+    from pallas_puzzles.engine.integrity import answers
+    from pallas_puzzles.engine.integrity.verdict import Kernel, judge_jaxpr
+    from pallas_puzzles.engine.learner_lines import source_of
+
+    if record.launcher is None:
+        return None
+    inputs, expected, _ = case.data()
+    kernels = [Kernel(launch.body.function if launch.body else "kernel", launch.body, launch.line)
+               for launch in record.launches]
+    return judge_jaxpr(record.launcher, answers.rules(case.puzzle, inputs, expected), record.learner_file, kernels,
+                       source_of(entry))
 
 
 def _verdict(case: Case, got: Any, expected: Any, record: CaseRecord) -> CaseResult:

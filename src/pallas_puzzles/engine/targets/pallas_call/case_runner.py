@@ -18,7 +18,7 @@ import numpy as np
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.case import Case
 from pallas_puzzles.engine.compare import compare
-from pallas_puzzles.engine.targets.pallas_call import launcher_traffic, probe
+from pallas_puzzles.engine.targets.pallas_call import launcher_trace, launcher_traffic, probe
 from pallas_puzzles.engine.targets.pallas_call.explain import cause
 from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.targets.pallas_call.explain.runtime import diagnose, wrong_out_shape
@@ -106,6 +106,13 @@ def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_c
     block, covered = output_layout(session, tuple(expected.shape))
     mismatch = compare(expected, np.asarray(got), case.puzzle.rtol, case.puzzle.atol, block, covered,
                        session.sentinel)
+    # One trace of the launcher: where its answer comes from (before the numbers: an answer XLA computed is
+    # no answer, right or wrong), then what it moves around the kernels.
+    traced = launcher_trace.trace(entry, inputs, [item.name for item in case.puzzle.inputs], session)
+    outside = (launcher_trace.integrity(traced, case.puzzle, inputs, expected, session)
+               or launcher_trace.unlike_the_run(traced, session, inputs))
+    if outside is not None:
+        return finish(case, session, False, outside, mismatch=mismatch)
     if mismatch is not None:
         rerun = functools.partial(probe.rerun, session, entry, inputs)
         causes, mismatch = cause.explain(expected, np.asarray(got), mismatch, session, covered, rerun)
@@ -113,7 +120,7 @@ def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_c
     calls = layouts(session)
     if not cost_card:
         return finish(case, session, True, calls=calls)
-    launcher = launcher_traffic.measure(entry, inputs, case.puzzle, session)
+    launcher = launcher_traffic.traffic(traced.graph) if traced.graph is not None else None
     performance = case_performance(calls, case.label, inputs, expected, flops, launcher)
     budget = case.puzzle.budget
     over = check_budget(performance, budget, calls) if budget is not None else None

@@ -83,6 +83,8 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(TPU_LOWERING, "_check_block_mappings", use="mirrored"),
     # tpu_interpret.py
     *names(GPU_INTERPRETER, use="blocked"),
+    # launcher_trace.py: a pallas_call's stand-in in a traced launcher is a pure_callback of ours
+    *names(CALLBACK, "_FlatCallback.callback_func", use="field"),
 ))
 
 
@@ -144,6 +146,11 @@ def host_literal_class() -> type:
 def current_traceback() -> Any:
     """The whole Python stack of the caller, as JAX records a traceback."""
     return load(LIB).xla_client.Traceback.get_traceback()
+
+
+def callback_function(eqn: Any) -> Any:
+    """The Python function a callback equation (pure_callback, io_callback) calls; None for another."""
+    return getattr(eqn.params.get("callback"), "callback_func", None)
 
 
 def callback_logger() -> logging.Logger:

@@ -68,6 +68,7 @@ class TpuMultichip(Target):
 
         from pallas_puzzles.engine.targets.pallas_call.case_runner import finish
         from pallas_puzzles.engine.targets.pallas_call.intercept.session import session_scope
+        from pallas_puzzles.engine.targets.pallas_call.launcher_trace import judge_traced
         from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
         from pallas_puzzles.findings import FindingKind
         from pallas_puzzles.results import Finding
@@ -89,6 +90,7 @@ class TpuMultichip(Target):
         MONITOR.start()
         try:
             with session_scope(session):
+                launcher = run.trace(*placed).jaxpr  # judged below (engine/integrity); the run reuses the trace
                 got = np.asarray(jax.block_until_ready(run(*placed)))
         except Exception as exc:  # the learner's kernel failed, or a rule stopped it
             MONITOR.stop()
@@ -97,6 +99,9 @@ class TpuMultichip(Target):
             return finish(case, session, False, finding, grid_points_run=_device_steps(), devices=devices)
         finally:
             MONITOR.stop()
+        outside = judge_traced(launcher, case.puzzle, inputs, expected, session, entry)
+        if outside is not None:  # before the rules and the numbers: an answer XLA computed is no answer
+            return finish(case, session, False, outside, grid_points_run=_device_steps(), devices=devices)
         return _verdict(case, session, opts, devices, got, expected)
 
 

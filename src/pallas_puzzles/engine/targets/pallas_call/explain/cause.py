@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pallas_puzzles.engine.compare import bad_mask
-from pallas_puzzles.engine.targets.pallas_call.explain import leftovers
+from pallas_puzzles.engine.targets.pallas_call.explain import leftovers, writes
 from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line, guarding_whens, store_lines
 from pallas_puzzles.engine.targets.pallas_call.intercept.call_reader import layout
 from pallas_puzzles.engine.targets.pallas_call.intercept.records import BlockInfo, CallRecord
@@ -169,6 +169,9 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
     floating = np.issubdtype(got.dtype, np.floating)
     nan = (bad & ~np.isfinite(got.astype(np.float64)) & np.isfinite(expected.astype(np.float64)) if floating
            else bad & False)
+    rebinding = writes.rebound(out.record, name, int(looks_unwritten.sum())) if looks_unwritten.any() else None
+    if rebinding is not None:  # `z_ref = value`: nothing was stored, and no rerun says more than the line
+        return (rebinding,), m
     # State carried from step to step lives in scratch; without any, order cannot matter.
     order = _order_finding(out, m) if out.record.scratch else None
     if order is not None:  # first: a shuffled carry also reads memory never written

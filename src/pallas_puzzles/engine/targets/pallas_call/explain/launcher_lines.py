@@ -135,3 +135,45 @@ def guarding_whens(kernel_line: SourceLine | None, ref: str) -> tuple[SourceLine
     if not stores or any(s.lineno not in guards for s in stores):
         return ()
     return tuple(make_line(kernel_line.file, n) for n in sorted(set(guards.values())))
+
+
+def _own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of a function's own body, not those of the functions and lambdas defined in it."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def return_lines(kernel_line: SourceLine | None) -> tuple[SourceLine, ...]:
+    """The lines where the kernel itself returns a value (`return x + 1`; a loop body's return is not one)."""
+    kernel = _kernel_def(kernel_line) if kernel_line is not None else None
+    if kernel is None:
+        return ()
+    assert kernel_line is not None
+    found = {n.lineno for n in _own_nodes(kernel) if isinstance(n, ast.Return) and n.value is not None}
+    return tuple(make_line(kernel_line.file, n) for n in sorted(found))
+
+
+def _is_view(value: ast.expr) -> bool:
+    """`ref.at[...]`, `ref.reshape(...)`, `ref.bitcast(...)`: another view of a ref, still a ref."""
+    while isinstance(value, (ast.Subscript, ast.Call)):
+        value = value.value if isinstance(value, ast.Subscript) else value.func
+    return isinstance(value, ast.Attribute) and value.attr in ("at", "reshape", "bitcast")
+
+
+def rebinding_lines(kernel_line: SourceLine | None, ref: str) -> tuple[SourceLine, ...]:
+    """The lines that rebind the name of the kernel's `ref` to a value (`z_ref = x + 1`, not `z_ref[...] = ...`)."""
+    kernel = _kernel_def(kernel_line) if kernel_line is not None else None
+    if kernel is None:
+        return ()
+    assert kernel_line is not None
+    found = {stmt.lineno for stmt in ast.walk(kernel) if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+             and any(isinstance(t, ast.Name) and t.id == ref
+                     for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]))
+             and not (stmt.value is not None and _is_view(stmt.value))}
+    return tuple(make_line(kernel_line.file, n) for n in sorted(found))

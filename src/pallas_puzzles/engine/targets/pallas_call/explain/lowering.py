@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pallas_puzzles.backends import TPU
 from pallas_puzzles.engine.learner_lines import learner_frames
 from pallas_puzzles.engine.meanings import first_meaning
+from pallas_puzzles.engine.targets.pallas_call.explain import writes
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -72,6 +73,9 @@ def whole_sentences(text: str, limit: int = 600) -> str:
 
 def explain(exc: BaseException, session: StrictSession) -> Finding:
     text = str(exc)
+    returning = writes.returned(text, session.calls)  # no rule of Mosaic's: the learner's own line
+    if returning is not None:
+        return returning
     first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
     where = learner_frames(exc, session.learner_file)
     if not where and session.calls and session.calls[-1].call_line is not None:

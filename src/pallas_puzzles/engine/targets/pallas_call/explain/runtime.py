@@ -11,7 +11,7 @@ import re
 from pallas_puzzles.engine.file_faults import first_line
 from pallas_puzzles.engine.learner_lines import learner_frames, recorded_lines
 from pallas_puzzles.engine.meanings import plain_meaning, plain_message
-from pallas_puzzles.engine.targets.pallas_call.explain import dma
+from pallas_puzzles.engine.targets.pallas_call.explain import dma, writes
 from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.targets.pallas_call.intercept.negative_indices import NegativeIndex
 from pallas_puzzles.engine.targets.pallas_call.intercept.records import BlockInfo, CallRecord
@@ -149,6 +149,9 @@ def diagnose(exc: BaseException, session: StrictSession) -> Finding:
     """Explain an exception raised while running one shape case."""
     if isinstance(exc, StrictViolation):
         return exc.finding
+    returning = writes.returned(str(exc), session.calls)  # named at the learner's return, not at the call
+    if returning is not None:
+        return returning
     copy_fault = dma.explain(exc, session)  # manual copies and semaphores (explain/dma.py)
     if copy_fault is not None:
         return copy_fault

@@ -12,12 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line
+from pallas_puzzles.engine.targets.pallas_call.explain import block_index
 from pallas_puzzles.engine.targets.pallas_call.intercept.records import BlockInfo, CallRecord
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
-from pallas_puzzles.source_line import SourceLine
 
 MAX_GRID_POINTS_CHECKED = 50_000
 
@@ -29,80 +28,61 @@ def _evaluate(index_map: Callable[..., Any], point: tuple[int, ...], prefetch: S
     return tuple(int(np.asarray(v)) for v in out)
 
 
-def _outside(info: BlockInfo, record: CallRecord, point: tuple[int, ...], index: tuple[int, ...],
-             dim: int, size: int) -> Finding:
-    extent = info.array_shape[dim]
-    last_valid = max(-(-extent // size) - 1, 0)
-    return Finding(
-        FindingKind.OOB_BLOCK,
-        f"{info.role.capitalize()} {info.name}: block index {index} at grid point {point} lies outside "
-        f"the array. Along dimension {dim} a block holds {size} element(s), so block {index[dim]} "
-        f"would start at element {index[dim] * size}, past the end: {info.name} has only {extent} "
-        f"element(s) along that dimension, so its valid block indices there are 0..{last_valid}.",
-        where=_grid_first(record, point, index[dim], last_valid) + record.where(info), grid_point=point,
-        array=info.name,
-    )
-
-
-def _grid_first(record: CallRecord, point: tuple[int, ...], block: int, last_valid: int) -> tuple[SourceLine, ...]:
-    """The `grid=` line, when the grid has more steps along an axis than there are blocks:
-    the index_map is then right and the grid is what overshoots."""
-    too_long = any(p == block and g > last_valid + 1 for p, g in zip(point, record.grid))
-    line = argument_line(record.call_line, "grid") if too_long else None
-    return (line,) if line is not None else ()
-
-
 def check_index_maps(record: CallRecord, prefetch: Sequence[Any], allow_revisits: bool) -> None:
     """Raise StrictViolation for the first bad block index or double write."""
     grid = record.grid
     if not grid or int(np.prod(grid)) > MAX_GRID_POINTS_CHECKED:
         return
     points = list(itertools.product(*(range(g) for g in grid)))
-    first: StrictViolation | None = None
+    first: StrictViolation | tuple[BlockInfo, int, int] | None = None
     for info in record.inputs + record.outputs:
         if info.index_map is None or info.block_dims is None or info.memory_space is not None:
             continue
         # After the first fault the other operands' block indices are still recorded: the grid
-        # view draws every operand's blocks, not only those of the operands checked before it.
+        # view draws every operand's blocks, and the cause of a block outside (explain/block_index.py)
+        # is told from every operand's, not only those of the operands checked before it.
         try:
-            visits = _visits(info, record, points, prefetch)
-            if info.role == "output" and visits is not None:
+            visits, outside = _visits(info, points, prefetch)
+            if outside is not None:
+                first = first or (info, *outside)
+            elif info.role == "output" and visits is not None:
                 info.covered = _coverage(info.array_shape, info.block_dims, visits)
                 _check_revisits(info, record, points, visits, allow_revisits)
         except StrictViolation as exc:
             first = first or exc
+    if isinstance(first, tuple):
+        first = StrictViolation(block_index.outside(first[0], record, points, first[1], first[2]))
     if first is not None:
         raise first
 
 
-def _visits(info: BlockInfo, record: CallRecord, points: list[tuple[int, ...]],
-            prefetch: Sequence[Any]) -> dict[tuple[int, ...], list[int]] | None:
-    """Block index -> the positions (in grid order) of the grid points that visit it.
+def _visits(info: BlockInfo, points: list[tuple[int, ...]], prefetch: Sequence[Any],
+            ) -> tuple[dict[tuple[int, ...], list[int]] | None, tuple[int, int] | None]:
+    """Block index -> the positions (in grid order) of the grid points that visit it, and the first
+    (grid step, dimension) whose block lies outside the array (None when every block is inside).
 
-    None when the index_map cannot be evaluated eagerly: the interpreter checks it then.
+    (None, None) when the index_map cannot be evaluated eagerly: the interpreter checks it then.
     """
     dims = info.block_dims
     assert dims is not None
     visits: dict[tuple[int, ...], list[int]] = {}
     info.block_indices = []
-    outside: Finding | None = None
+    outside: tuple[int, int] | None = None
     for order, point in enumerate(points):
         try:
             index = _evaluate(info.index_map, point, prefetch)  # type: ignore[arg-type]
         except Exception:
             info.block_indices = None
-            return None
+            return None, None
         if len(index) != len(dims):
             info.block_indices = None
-            return None
+            return None, None
         for d, (size, i) in enumerate(zip(dims, index)):
             if outside is None and (i < 0 or i * size >= info.array_shape[d]):
-                outside = _outside(info, record, point, index, d, size)
+                outside = (order, d)
         visits.setdefault(index, []).append(order)
         info.block_indices.append(index)  # every step's, the ones outside too: the view draws them
-    if outside is not None:
-        raise StrictViolation(outside)
-    return visits
+    return visits, outside
 
 
 def _coverage(shape: tuple[int, ...], dims: list[int], blocks: dict[tuple[int, ...], list[int]]) -> np.ndarray:

@@ -42,6 +42,7 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
         import jax
 
         record = call_reader.describe(kernel, kwargs, operands, out_shape, session.learner_file)
+        record.operands = tuple(None if isinstance(o, jax.core.Tracer) else o for o in operands)
         session.calls.append(record)
         if session.tpu_block_rules:
             tpu_blocks.check(record)
@@ -49,7 +50,7 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
         if prefetch is not None:
             index_maps.check_index_maps(record, prefetch, session.allow_revisits)
         if not session.run_kernels:
-            return _stand_in(out_shape, operands) if session.stand_ins else _zeros_like(out_shape)
+            return _stand_in(out_shape, operands, record.kernel_name) if session.stand_ins else _zeros_like(out_shape)
         run_kernel, run_kwargs = kernel, dict(kwargs)
         if session.backend.interprets:
             aliased = set((kwargs.get("input_output_aliases") or {}).values())
@@ -77,11 +78,22 @@ def _zeros_like(out_shape: Any) -> Any:
     return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), out_shape)
 
 
-def _stand_in(out_shape: Any, operands: Any) -> Any:
+class StandIn:
+    """What a pallas_call becomes in a traced launcher: a callback on its operands that would give zeros
+    (never run). Launcher readers tell it from the learner's own callbacks by its class."""
+
+    def __init__(self, out_shape: Any, kernel_name: str) -> None:
+        self.out_shape, self.kernel_name = out_shape, kernel_name
+
+    def __call__(self, *_: Any) -> Any:
+        return _zeros_like(self.out_shape)
+
+
+def _stand_in(out_shape: Any, operands: Any, kernel_name: str) -> Any:
     """A pallas_call as an opaque operation on its operands, for a traced launcher (never run)."""
     import jax
 
-    return jax.pure_callback(lambda *_: _zeros_like(out_shape), out_shape, *operands, vmap_method="broadcast_all")
+    return jax.pure_callback(StandIn(out_shape, kernel_name), out_shape, *operands, vmap_method="broadcast_all")
 
 
 def _in_order(params: Any) -> Any:

@@ -89,6 +89,9 @@ class CallRecord:
     scratch: list[ScratchInfo] = field(default_factory=list)
     ledger: Ledger = field(default_factory=Ledger)  # the manual copies the kernel started (dma_ledger)
     results: tuple[Any, ...] = ()  # the call's outputs as it returned them (arrays; empty under a trace)
+    # The arrays it was given (None for a tracer, under jit or vmap), compared with the launcher's trace:
+    # a launcher must compute the same when traced as when it runs (launcher_trace.unlike_the_run).
+    operands: tuple[Any, ...] = ()
 
     def where(self, info: BlockInfo | None) -> tuple[SourceLine, ...]:
         """The lines to quote for a fault in one operand: its index_map, then the call."""

@@ -1,0 +1,95 @@
+"""`dev check --backend gpu`: the stubs, solutions and examples of the puzzles that declare the accelerator run
+there too, and the hardware must agree with the interpreter on pass or fail; `--puzzle` picks the puzzles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import COURSE, one_sentence
+
+from pallas_puzzles.cli import app
+from pallas_puzzles.dev import examples
+from pallas_puzzles.dev.check import CORRECT, MISTAKE, SOLUTION, STUB, CourseJob, _jobs, judge
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.results import CheckResult, Finding
+
+TMA_COPY = COURSE.find("tma_copy")
+MISTAKES = examples.load(COURSE.folder, examples.MISTAKES)
+CORRECTS = examples.load(COURSE.folder, examples.CORRECT)
+
+
+def _result(passed: bool, kind: FindingKind | None = None) -> CheckResult:
+    findings = [Finding(kind, "what happened")] if kind is not None else []
+    return CheckResult(number=37, name="tma_copy", file="f.py", backend="gpu", passed=passed, findings=findings)
+
+
+def _job(subject: str, backend: str = "gpu") -> CourseJob:
+    example = next((e for e in MISTAKES + CORRECTS if e.puzzle == TMA_COPY.name and
+                    e.must_pass == (subject == CORRECT)), None) if subject in (MISTAKE, CORRECT) else None
+    return CourseJob(TMA_COPY, Path("f.py"), backend, subject=subject, example=example)
+
+
+def test_the_accelerator_runs_every_kernel_of_the_chosen_puzzles_that_declare_it(tmp_path: Path):
+    chosen = frozenset({"tma_copy", "dma_copy", "constant_add"})
+    jobs = _jobs(COURSE, MISTAKES + CORRECTS, [], tmp_path, "gpu", chosen)
+    assert {job.puzzle.name for job in jobs} == chosen
+    on_gpu = [job for job in jobs if job.requested == "gpu"]
+    assert {job.puzzle.name for job in on_gpu} == {"tma_copy", "constant_add"}  # dma_copy runs on no GPU
+    for puzzle in ("tma_copy", "constant_add"):
+        interpreted = sorted((j.subject, j.file.name) for j in jobs if j.puzzle.name == puzzle and
+                             j.requested == "interpret")
+        assert sorted((j.subject, j.file.name) for j in on_gpu if j.puzzle.name == puzzle) == interpreted
+    tma_examples = [e for e in MISTAKES + CORRECTS if e.puzzle == "tma_copy"]
+    assert len([j for j in on_gpu if j.puzzle.name == "tma_copy" and j.example]) == len(tma_examples)
+    assert {j.name for j in on_gpu if j.subject == STUB} == {"stub on gpu"}
+    assert all(j.name.endswith(" on gpu") for j in on_gpu)
+
+
+def test_without_an_accelerator_or_a_choice_nothing_changes(tmp_path: Path):
+    jobs = _jobs(COURSE, MISTAKES + CORRECTS, [], tmp_path, None, frozenset())
+    assert {job.requested for job in jobs} == {"interpret", "tpu"}  # tpu: the lowering check
+    assert {job.puzzle.name for job in jobs} == {p.name for p in COURSE.puzzles}
+
+
+@pytest.mark.parametrize("subject, on_gpu, interpreted", [
+    (STUB, _result(False, FindingKind.TIMEOUT), _result(False)),  # fails there too, with another kind
+    (MISTAKE, _result(False, FindingKind.MISMATCH_WRONG), _result(False, FindingKind.SMEM_UNCOMMITTED)),
+    (SOLUTION, _result(True), _result(True)),
+    (CORRECT, _result(True), None),  # the interpreter could not run it here (a jax too old for it)
+])
+def test_the_hardware_agrees_when_it_passes_and_fails_the_same_kernels(subject, on_gpu, interpreted):
+    assert judge(_job(subject), on_gpu, interpreted) is None
+
+
+def test_a_mistake_the_hardware_runs_right_is_a_disagreement():
+    wrong = judge(_job(MISTAKE), _result(True), _result(False, FindingKind.SMEM_UNCOMMITTED))
+    assert wrong == ("passes, while the interpreter fails with smem-uncommitted: "
+                     "the hardware and the interpreter disagree")
+
+
+def test_an_alternative_the_hardware_gets_wrong_is_a_disagreement():
+    wrong = judge(_job(CORRECT), _result(False, FindingKind.MISMATCH_NAN), _result(True))
+    assert wrong is not None and "the interpreter passes" in wrong and "disagree" in wrong
+
+
+def test_alone_on_the_hardware_a_verdict_is_held_to_what_the_job_wants():
+    assert judge(_job(STUB), _result(True), None) == "passes, where it must fail"
+    assert judge(_job(SOLUTION), _result(True), None) is None
+
+
+def test_a_checker_error_on_the_hardware_is_a_problem_whatever_the_interpreter_said():
+    wrong = judge(_job(MISTAKE), _result(False, FindingKind.INTERNAL), _result(False, FindingKind.RACE))
+    assert wrong is not None and wrong.startswith("the checker itself failed")
+
+
+def test_the_interpreters_own_rules_still_hold_on_the_interpreter():
+    """On the interpreter a stub must fail on its numbers, not with a finding (unchanged)."""
+    wrong = judge(_job(STUB, "interpret"), _result(False, FindingKind.ERROR))
+    assert wrong is not None and "a stub must load and run" in wrong
+
+
+def test_an_unknown_puzzle_is_refused_in_one_sentence(cli):
+    result = cli.invoke(app, ["dev", "check", str(COURSE.folder), "--puzzle", "no_such_puzzle"])
+    assert result.exit_code == 2, result.output
+    assert "There is no puzzle 'no_such_puzzle'" in one_sentence(result.output)
