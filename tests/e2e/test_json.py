@@ -7,9 +7,11 @@ import shutil
 from pathlib import Path
 
 import jsonschema
+import pytest
 from helpers import checkable, json_schema
 
 from pallas_puzzles.cli import app
+from pallas_puzzles.report.formats import FORMATS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -98,3 +100,11 @@ def test_a_format_is_one_module_and_one_line_in_the_registry(workspace, cli, mon
     assert result.exit_code == 1 and result.stdout == "constant_add=fail\n", result.output
     unknown = cli.invoke(app, ["verify", "constant_add", "--format", "xml"])
     assert unknown.exit_code == 2 and "no output format 'xml'" in unknown.output
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_format_the_cli_offers_writes_a_verdict(workspace, cli, name):
+    """`--format` offers only formats a command can write: each one writes puzzle 1's verdict, no refusal."""
+    result = cli.invoke(app, ["verify", "constant_add", "--solution", "--format", name])
+    assert result.exit_code == 0, result.output
+    assert "cannot show" not in result.output and result.output.strip()

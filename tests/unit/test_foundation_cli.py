@@ -170,3 +170,16 @@ def test_every_command_that_takes_a_puzzle_says_which_name_was_meant(workspace, 
     for key in ("99", "zebra"):
         text = one_sentence(cli.invoke(app, ["hint", key]).output)
         assert "did you mean" not in text and "numbered 0 to" in text
+
+
+def test_list_says_what_jax_the_interpreter_needs_and_where_less_is_enough(workspace, cli, course, monkeypatch):
+    """The Mosaic GPU chapter runs compiled on jax 0.11 but its interpreter needs 0.12: the list shows
+    the interpreter's figure (what a laptop needs) and a footnote for the backend that needs less."""
+    monkeypatch.setenv("COLUMNS", "120")
+    result = cli.invoke(app, ["list"])
+    assert result.exit_code == 0
+    row = next(line for line in result.output.splitlines() if course.find("tma_copy").file in line)
+    assert "jax>=0.12†" in row and "0.11" not in row, row
+    assert "† what the interpreter (on the CPU) needs; --backend gpu needs 0.11" in result.output
+    first = next(line for line in result.output.splitlines() if course.find("constant_add").file in line)
+    assert "jax" not in first and "†" not in first

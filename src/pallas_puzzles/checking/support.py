@@ -51,6 +51,12 @@ def _needed_jax(puzzle: Puzzle, backend: Backend | None, mode: Mode) -> str:
     return _newest(puzzle.min_jax, least)
 
 
+def jax_needed(puzzle: Puzzle) -> dict[str, str]:
+    """The oldest jax each backend the puzzle declares needs to check it ("" : any), by backend name."""
+    declared = [name for name in puzzle.backends if name in backends.REGISTRY]
+    return {name: _needed_jax(puzzle, backends.get(name), Mode.RUN) for name in declared}
+
+
 def _runs_elsewhere(puzzle: Puzzle, backend: Backend, mode: Mode, have_jax: str | None) -> list[str]:
     """The other backends the puzzle declares whose target this jax is new enough for."""
     return [name for name in puzzle.backends if name != backend.name and name in backends.REGISTRY

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pallas_puzzles import backends
+from pallas_puzzles.checking import support
 from pallas_puzzles.course.model import Chapter, Puzzle
 from pallas_puzzles.report import sentences
 
@@ -36,6 +37,16 @@ class Row:
     file: Text
 
 
+def _jax_needed(puzzle: Puzzle) -> tuple[str, str]:
+    """What the list says of jax: ", jax>=0.12" (what the CPU's interpreter needs) and a footnote
+    when another backend needs another jax ("" : none)."""
+    needed = support.jax_needed(puzzle)
+    here = needed.get(backends.INTERPRET.name, "")
+    others = sorted(f"--backend {name} needs {v}" for name, v in needed.items() if v and v != here)
+    shown = f", jax>={here}" if here else ""
+    return (shown + "†", "; ".join(others)) if others else (shown, "")
+
+
 def row(progress: Progress, puzzle: Puzzle) -> Row:
     if puzzle.tour:
         status = Text("tour", style="blue")
@@ -45,8 +56,7 @@ def row(progress: Progress, puzzle: Puzzle) -> Row:
         status = Text("unsolved", style="yellow") if progress.workspace is not None else Text("·", style="dim")
     marker = "▶ " if puzzle == progress.current else ""
     missing = [b.name for b in backends.REGISTRY.values() if not puzzle.supports(b)]
-    runs_on = (("all" if not missing else "no " + "/".join(missing))
-               + (f", jax>={puzzle.min_jax}" if puzzle.min_jax else ""))
+    runs_on = ("all" if not missing else "no " + "/".join(missing)) + _jax_needed(puzzle)[0]
     if puzzle.tpu_only_idiom:
         runs_on += "*"
     link = Text(puzzle.file, style=f"cyan link file://{progress.exercise(puzzle).resolve()}"
@@ -162,6 +172,8 @@ def footnotes(progress: Progress) -> list[Text]:
     notes = []
     if any(p.tpu_only_idiom for p in progress.course.puzzles):
         notes.append(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
+    for note in dict.fromkeys(note for p in progress.course.puzzles if (note := _jax_needed(p)[1])):
+        notes.append(Text(f"† what the interpreter (on the CPU) needs; {note}", style="dim"))
     return notes
 
 

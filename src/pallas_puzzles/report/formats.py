@@ -31,7 +31,6 @@ FORMATS: dict[str, str] = {
     "terminal": "pallas_puzzles.report.terminal:TerminalFormat",
     "json": "pallas_puzzles.report.json_view:JsonFormat",
     "notebook": "pallas_puzzles.report.verdict_html:NotebookFormat",
-    "page": "pallas_puzzles.report.grid_html:PageFormat",
     "junit": "pallas_puzzles.report.junit:JunitFormat",
     "exercism": "pallas_puzzles.report.exercism:ExercismFormat",
 }

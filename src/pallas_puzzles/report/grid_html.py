@@ -11,7 +11,6 @@ import html
 import json
 
 from pallas_puzzles.report import sentences
-from pallas_puzzles.report.formats import Format
 from pallas_puzzles.report.frames import GOOD, GridView, OperandBoard
 
 GENERATOR_MARK = '<meta name="generator" content="pallas-puzzles show">'  # `show` overwrites only its own pages
@@ -212,11 +211,3 @@ grid {view.grid}{semantics}</div>
 </body></html>
 """
 
-
-class PageFormat(Format):
-    """The grid view as one self-contained page (`show --html`, and inside a notebook's iframe)."""
-
-    name = "page"
-
-    def grid(self, view: GridView) -> str:
-        return render_page(view)

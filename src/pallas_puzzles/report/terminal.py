@@ -26,7 +26,6 @@ from pallas_puzzles.results import CheckResult
 
 if TYPE_CHECKING:
     from pallas_puzzles.dev.check import CourseCheck
-    from pallas_puzzles.report.frames import GridView
     from pallas_puzzles.workspace.progress import HintReveal, Progress
 
 
@@ -150,11 +149,6 @@ class TerminalFormat(Format):
 
     def listing(self, progress: Progress) -> RenderableType:
         return _ListForWidth(progress)
-
-    def grid(self, view: GridView) -> RenderableType:
-        from pallas_puzzles.report import stepper
-
-        return stepper.render_frame(view, view.first_bad if view.first_bad is not None else 0)
 
 
 class HeadlineLast:

@@ -144,9 +144,9 @@ class NotebookFormat(Format):
         return render_list(progress)
 
     def grid(self, view: GridView) -> str:
-        from pallas_puzzles.report.grid_html import PageFormat
+        from pallas_puzzles.report.grid_html import render_page
 
-        page = PageFormat().grid(view)
+        page = render_page(view)
         # An iframe keeps the page's script and styles apart from the notebook's.
         return (f'<iframe srcdoc="{html.escape(page, quote=True)}" style="width:100%;height:560px;'
                 f'border:1px solid #ddd" sandbox="allow-scripts"></iframe>')
