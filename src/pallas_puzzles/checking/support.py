@@ -114,13 +114,14 @@ def require(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN) -> N
 
 
 def beyond_this_jax(puzzles: tuple[Puzzle, ...] | list[Puzzle], have_jax: str | None = None) -> dict[str, list[Puzzle]]:
-    """The puzzles this environment's jax is too old for, by the oldest jax they need (from the course's
-    and the targets' min_jax), e.g. {"0.12": [puzzles 37 to 43]} on Python 3.11."""
+    """The puzzles no backend can check with this environment's jax, by the jax they need (from the course's
+    and the targets' min_jax) where the interpreter runs them, which is what a laptop needs, e.g. {"0.12":
+    [puzzles 37 to 43]} on Python 3.11, though a GPU compiles them with jax 0.11."""
     found: dict[str, list[Puzzle]] = {}
     for puzzle in puzzles:
-        needed = _needed_jax(puzzle, None, Mode.RUN)
-        if versions.too_old(needed, have_jax):
-            found.setdefault(needed, []).append(puzzle)
+        least = _needed_jax(puzzle, None, Mode.RUN)
+        if versions.too_old(least, have_jax):
+            found.setdefault(jax_needed(puzzle).get(backends.INTERPRET.name) or least, []).append(puzzle)
     return found
 
 
