@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import checkable, ctrl_c_as_in_a_terminal, hungry, one_sentence, run_cli
+from helpers import as_in_a_background_run, checkable, ctrl_c_as_in_a_terminal, hungry, one_sentence, run_cli
 
 from pallas_puzzles.cli import app
 
@@ -139,7 +139,9 @@ def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
     import sys
     import time
 
-    with ctrl_c_as_in_a_terminal():  # even when this test run ignores SIGINT (started in the background)
+    # Deterministic: always as a test run started in the background (SIGINT ignored, and inherited so),
+    # where the command would run on to exit 0 unless it is started as a terminal starts it.
+    with as_in_a_background_run(), ctrl_c_as_in_a_terminal():
         process = subprocess.Popen([sys.executable, "-m", "pallas_puzzles", "verify", "--all", "--solutions"],
                                    cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
