@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import COURSE, ctrl_c_as_in_a_terminal, hungry
+from helpers import COURSE, as_in_a_background_run, ctrl_c_as_in_a_terminal, hungry
 
 from pallas_puzzles.watch import (
     GOODBYE,
@@ -62,7 +62,7 @@ class WatchProcess:
     """`python -m pallas_puzzles watch --backend interpret`, in line mode (stdin is a pipe)."""
 
     def __init__(self, workspace: Path, env: dict[str, str] | None = None) -> None:
-        with ctrl_c_as_in_a_terminal():  # the test sends it SIGINT
+        with as_in_a_background_run(), ctrl_c_as_in_a_terminal():  # the test sends it SIGINT, whoever started the run
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "pallas_puzzles", "watch", "--backend", "interpret"],
                 cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
