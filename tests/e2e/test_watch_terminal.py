@@ -47,18 +47,18 @@ class Terminal:
     """`pallas-puzzles watch` (or another command) with a pty as its controlling terminal, so Ctrl-C is a
     real SIGINT."""
 
-    def __init__(self, workspace: Path, *args: str) -> None:
+    def __init__(self, workspace: Path, *args: str, columns: int = COLUMNS, rows: int = ROWS) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
         env["TERM"] = "xterm-256color"
         leader, follower = pty.openpty()
-        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         command = [sys.executable, "-m", "pallas_puzzles", *(args or ("watch", "--backend", "interpret"))]
         self.process = subprocess.Popen([sys.executable, "-c", ATTACH, os.ttyname(follower), *command],
                                         cwd=workspace, env=env, start_new_session=True, stdin=follower,
                                         stdout=follower, stderr=follower, close_fds=True)
         os.close(follower)
         self.fd = leader
-        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
@@ -79,7 +79,7 @@ class Terminal:
 
     @property
     def text(self) -> str:
-        """The 24 lines on screen now."""
+        """The lines on screen now."""
         with self.lock:
             return "\n".join(line.rstrip() for line in self.screen.display)
 
@@ -299,3 +299,20 @@ def test_a_read_only_workspace_keeps_the_screen_and_says_once_that_progress_is_n
             watching.kill()
     finally:
         undo()
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_list_in_a_terminal_gives_each_chapter_title_a_whole_line(workspace: Path, columns: int) -> None:
+    """`list` in a real terminal of 80 or 100 columns (tall enough for the whole list): each chapter's title
+    is a line of its own from the left edge, not folded into the narrow puzzle column; file names whole."""
+    listing = Terminal(workspace, "list", columns=columns, rows=200)
+    try:
+        assert listing.wait_exit(timeout=60) == 0
+        time.sleep(0.5)  # the last output reaches the emulator
+        lines = listing.text.splitlines()
+    finally:
+        listing.kill()
+    for chapter in COURSE.chapters:
+        assert f"Chapter {chapter.number}: {chapter.title}" in lines, (columns, chapter.title, listing.text)
+    for puzzle in COURSE.puzzles:
+        assert any(puzzle.file in line for line in lines), (columns, puzzle.file)
