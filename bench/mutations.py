@@ -145,9 +145,13 @@ def _remove_when(tree: ast.AST, node: ast.AST, _: int) -> None:
 
 
 def _negate_when(tree: ast.AST, node: ast.AST, _: int) -> None:
+    """`jnp.logical_not(cond)` where the file imports jnp, `~(cond)` where it does not (a file
+    that would only fail on an unknown name tells nothing about the checker)."""
     when = (next(d for d in node.decorator_list if _is_when(d)) if isinstance(node, ast.FunctionDef)
             else node.value.func)  # type: ignore[attr-defined]
-    when.args[0] = ast.Call(_expr("jnp.logical_not"), [when.args[0]], [])
+    imports_jnp = any(alias.asname == "jnp" for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names)
+    when.args[0] = (ast.Call(_expr("jnp.logical_not"), [when.args[0]], []) if imports_jnp
+                    else ast.UnaryOp(ast.Invert(), when.args[0]))
 
 
 _SWAPPED = {"arbitrary": "parallel", "parallel": "arbitrary", "ARBITRARY": "PARALLEL", "PARALLEL": "ARBITRARY"}
@@ -192,6 +196,77 @@ def _unmasked(tree: ast.AST, node: ast.Call, _: int) -> None:
     _replace(tree, node, node.args[1])
 
 
+# --- across chips (puzzles 31-36): neighbours, signals, semaphores and slots ---
+
+_PARTNER = {"left": "right", "right": "left", "to": "sender", "sender": "to"}  # a device and its other neighbour
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | {
+        a.arg for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) for a in n.args.args}
+
+
+def _device_id_sites(tree: ast.AST) -> Iterator[Site]:
+    """A `device_id={axis: neighbour}` whose other neighbour the file also names."""
+    bound = _bound_names(tree)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.keyword) and n.arg == "device_id" and isinstance(n.value, ast.Dict):
+            for value in n.value.values:
+                if isinstance(value, ast.Name) and _PARTNER.get(value.id) in bound:
+                    yield value, 0
+
+
+def _flip_device(tree: ast.AST, node: ast.Name, _: int) -> None:
+    node.id = _PARTNER[node.id]
+
+
+def _ring_step_sites(tree: ast.AST) -> Iterator[Site]:
+    """`+ 1` or `- 1` inside lax.rem's first operand: a step round the ring."""
+    for call in ast.walk(tree):
+        if _is_call(call, "rem") and call.args:  # type: ignore[attr-defined]
+            for n in ast.walk(call.args[0]):  # type: ignore[attr-defined]
+                if (isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub))
+                        and isinstance(n.right, ast.Constant) and n.right.value == 1):
+                    yield n, 0
+
+
+def _flip_step(tree: ast.AST, node: ast.BinOp, _: int) -> None:
+    node.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+
+
+def _signal_sites(tree: ast.AST) -> Iterator[Site]:
+    yield from ((n, 0) for n in ast.walk(tree) if _is_call(n, "semaphore_signal") and len(n.args) >= 2
+                and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, int))
+
+
+def _signal_more(tree: ast.AST, node: ast.Call, _: int) -> None:
+    node.args[1] = ast.Constant(node.args[1].value + 1)  # type: ignore[attr-defined]
+
+
+def _remote_copy_sites(tree: ast.AST) -> Iterator[Site]:
+    yield from ((n, 0) for n in ast.walk(tree) if _is_call(n, "make_async_remote_copy") and len(n.args) >= 4)
+
+
+def _swap_send_receive(tree: ast.AST, node: ast.Call, _: int) -> None:
+    node.args[2], node.args[3] = node.args[3], node.args[2]
+
+
+def _slot_sites(tree: ast.AST) -> Iterator[Site]:
+    """A count of slots: a 2 in a VMEM scratch shape, or the size of an array of semaphores."""
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or not call.args or not isinstance(call.args[0], ast.Tuple):
+            continue
+        if _is_call(call, "VMEM"):
+            yield from ((e, 0) for e in call.args[0].elts if isinstance(e, ast.Constant) and e.value == 2)
+        elif _is_call(call, "DMA") or _is_call(call, "REGULAR"):
+            yield from ((e, 0) for e in call.args[0].elts)
+
+
+def _one_slot_fewer(tree: ast.AST, node: ast.expr, _: int) -> None:
+    _replace(tree, node, ast.BinOp(node, ast.Sub(), ast.Constant(1)) if not isinstance(node, ast.Constant)
+             else ast.Constant(node.value - 1))
+
+
 Operator = tuple[str, Callable[[ast.AST], Iterator[Site]], Callable[..., None]]
 OPERATORS: tuple[Operator, ...] = (
     ("cdiv-floor", _cdiv_sites, _cdiv_floor),
@@ -207,6 +282,12 @@ OPERATORS: tuple[Operator, ...] = (
     ("max-init-zero", _minus_inf_sites, _zero_instead),
     ("preferred-type-dropped", _preferred_type_sites, _drop),
     ("mask-removed", _mask_sites, _unmasked),
+    # across chips
+    ("device-id-flipped", _device_id_sites, _flip_device),
+    ("ring-step-flipped", _ring_step_sites, _flip_step),
+    ("signal-amount-changed", _signal_sites, _signal_more),
+    ("send-receive-swapped", _remote_copy_sites, _swap_send_receive),
+    ("slot-count-reduced", _slot_sites, _one_slot_fewer),
 )
 
 

@@ -33,7 +33,7 @@ Pallas guards against that for you: a pallas_call without a ``collective_id``
 starts with a barrier across all devices (puzzle 32 does it by hand).
 
 Task: each device sends its block (``x_ref``, shape ``(1, R, C)``, in HBM) to
-its right neighbour's ``o_ref``. The checker runs 2 and 4 devices, so work the
+its right neighbour's ``o_ref``. The checker runs 2, 5 and 8 devices, so work the
 neighbour out from ``lax.axis_index`` and ``lax.axis_size``; a ring size
 written into the kernel fails.
 """

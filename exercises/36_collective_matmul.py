@@ -22,9 +22,11 @@ Grid ``(N,)``: N blocks to multiply, N - 1 copies (none after the last). The
 two slots and the "slot free" semaphore work as in puzzle 34.
 
 This puzzle is graded on overlap too. The interpreter has no clock, but the
-checker sees the order in which each device starts copies, stores results
-and waits: a device that waits for its copy before it stores the product
-computes nothing while the data moves, and fails.
+checker reads your kernel in program order: between a copy's start and its
+wait there must be a product (the matmul) that goes into the output, then
+or later. A kernel that waits for its copy before computing the product, or
+only stores something else meanwhile, leaves the MXU idle while the data
+moves, and fails.
 """
 
 import jax

@@ -185,3 +185,12 @@ def read_only(folder: Path) -> Callable[[], None]:
             p.chmod(modes[p])
 
     return undo
+
+
+def heading_on_its_own_lines(lines: list[str], heading: str, width: int) -> bool:
+    """A chapter heading of `list` from the left edge: one whole line where it fits the width, else
+    folded at the width across lines of its own (never into the puzzle column)."""
+    if len(heading) <= width:
+        return heading in lines
+    start = next((i for i, line in enumerate(lines) if line.startswith(heading.split(":")[0] + ": ")), None)
+    return start is not None and " ".join(" ".join(lines[start:start + 3]).split()).startswith(heading)

@@ -51,6 +51,7 @@ class FindingKind(Enum):
     DMA_DTYPE = "dma-dtype"
     DMA_NOT_WAITED = "dma-not-waited"
     DMA_WRONG_COPY = "dma-wrong-copy"
+    SEMAPHORE_INDEX = "semaphore-index"
     JAX_TOO_OLD = "jax-too-old"
     UNSUPPORTED = "unsupported"
     OVER_BUDGET = "over-budget"
@@ -84,6 +85,24 @@ class FindingKind(Enum):
     # reaches into the checker.
     OUTSIDE_KERNEL = "outside-kernel"
     REACHES_CHECKER = "reaches-checker"
+    # The TPU of today (issue 34): kernels over a TensorCore mesh, aliases, run-time grids, random numbers.
+    HBM_COMPUTE = "hbm-compute"
+    CORE_COUNT = "core-count"
+    CORE_BARRIER = "core-barrier"
+    NOT_IN_PLACE = "not-in-place"
+    STATIC_GRID = "static-grid"
+    SAME_RANDOM_BLOCKS = "same-random-blocks"
+    KEY_IGNORED = "key-ignored"
+    KEEP_RATE = "keep-rate"
+    HARDWARE_PRNG = "hardware-prng"
+    # Blackwell (tcgen05, tensor memory; engine/targets/blackwell).
+    TMEM_READ_EARLY = "tmem-read-early"
+    TMEM_OVERWRITTEN = "tmem-overwritten"
+    TMEM_UNINITIALISED = "tmem-uninitialised"
+    TMEM_CAPACITY = "tmem-capacity"
+    BARRIER_NOT_FOR_MMA = "barrier-not-for-mma"
+    HOPPER_ON_BLACKWELL = "hopper-on-blackwell"
+    NOT_ON_CPU = "not-on-cpu"
 
     @property
     def id(self) -> str:

@@ -63,7 +63,8 @@ def {entry}(*args):
     mine = jax.lax.dynamic_slice_in_dim(answer, me * (answer.shape[0] // n), answer.shape[0] // n)
     return pl.pallas_call(_copy_answer, out_shape=jax.ShapeDtypeStruct(mine.shape, mine.dtype))(mine)
 '''
-COPIES = {"tpu-multichip": (GATHERED_COPY, "answer = spec(*(jax.lax.all_gather("), "mosaic-gpu": (GPU_COPY, None)}
+COPIES = {"tpu-multichip": (GATHERED_COPY, "answer = spec(*(jax.lax.all_gather("), "mosaic-gpu": (GPU_COPY, None),
+          "blackwell": (GPU_COPY, None)}
 
 
 def _cheat(puzzle: Puzzle, launcher: str, folder: Path) -> Path:

@@ -47,6 +47,12 @@ def test_chip_table_matches_jaxs_own_tpu_info():
         assert chip.flops_per_second == info.bf16_ops_per_second
         assert chip.vmem_capacity_bytes == info.vmem_capacity_bytes
         assert chip.vmem_limit_bytes <= chip.vmem_capacity_bytes
+    # TPU7x: one TensorCore (each is its own device), from Google Cloud's published per-chip figures halved;
+    # JAX's tpu_info rounds them (3.70e12 B/s, 1.155e15 FLOP/s): the two agree within 1 %.
+    info, v7x = pltpu.get_tpu_info_for_chip(pltpu.ChipVersion.TPU_7X, 1), chips.chip("v7x")
+    assert v7x.hbm_bytes_per_second == pytest.approx(info.mem_bw_bytes_per_second, rel=0.01)
+    assert v7x.flops_per_second == pytest.approx(info.bf16_ops_per_second, rel=0.01)
+    assert v7x.vmem_capacity_bytes == info.vmem_capacity_bytes and info.num_cores == 1
 
 
 def test_verify_json_carries_the_traffic_the_model_predicts(workspace, cli, validate_json):
@@ -85,6 +91,33 @@ def test_perf_on_another_chip_and_a_wrong_chip(workspace, cli, validate_json):
     bad = cli.invoke(app, ["perf", "big_blocks", "--chip", "v99"])
     assert bad.exit_code == 2
     assert "Unknown TPU generation 'v99'" in one_sentence(bad.output)
+
+
+def test_perf_on_tpu7x_models_one_tensorcore(workspace, cli, validate_json):
+    """`perf 14 --solution --chip v7x`: a TPU7x card, in the terminal and in JSON alike."""
+    result = cli.invoke(app, ["perf", "14", "--solution", "--chip", "v7x"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "Performance on a TPU7x TensorCore (Ironwood) (model)" in text and "TPU7x: each of a chip's 2" in text
+    document = json.loads(cli.invoke(app, ["perf", "14", "--solution", "--chip", "tpu7x", "--json"]).stdout)
+    validate_json(document)
+    perf = document["performance"]
+    assert perf["chip"] == "v7x" and perf["generation"] == "a TPU7x TensorCore (Ironwood)"
+    assert perf["vmem_limit_bytes"] == 32 << 20
+
+
+def test_the_notebook_checks_on_tpu7x_too():
+    """pp.check(..., chip="v7x") ends its verdict with a TPU7x card; an unknown chip is one sentence."""
+    import pallas_puzzles as pp
+    from pallas_puzzles.errors import UserError
+
+    puzzle = COURSE.find("matmul_grid_k")
+    report = pp.check(puzzle.name, str(puzzle.solution_path), backend="interpret", chip="v7x")
+    text = " ".join(str(report).split())
+    assert report.passed and "Performance on a TPU7x TensorCore (Ironwood) (model)" in text
+    assert "Performance on" not in str(pp.check(puzzle.name, str(puzzle.solution_path), backend="interpret"))
+    with pytest.raises(UserError, match="choose one of v4, v5e, v5p, v6e, v7x"):
+        pp.check(puzzle.name, str(puzzle.solution_path), backend="interpret", chip="v9")
 
 
 def test_a_failing_check_shows_no_card(workspace, cli):

@@ -31,6 +31,7 @@ from helpers import COURSE, checked_by_dev_check
 from pallas_puzzles.backends import INTERPRET, Mode
 from pallas_puzzles.dev import check as dev_check
 from pallas_puzzles.dev import examples
+from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.case import Case
 from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
 from pallas_puzzles.engine.targets.pallas_call import fast_path
@@ -41,9 +42,10 @@ from pallas_puzzles.source_line import SourceLine
 
 
 def _compared(course_check: dev_check.CourseCheck) -> list[tuple[dev_check.CourseJob, CheckResult]]:
-    """The jobs the fast path could have touched: run, on the interpreter, by tpu-interpret."""
+    """The jobs the fast path could have touched: run, on the interpreter, by tpu-interpret or a target on it."""
     return [(job, result) for job, result in course_check.checked
-            if job.mode is Mode.RUN and job.requested == INTERPRET.name and job.puzzle.target == TpuInterpreter.name]
+            if job.mode is Mode.RUN and job.requested == INTERPRET.name
+            and issubclass(targets.get(job.puzzle.target), TpuInterpreter)]  # tpu-interpret and tpu-kernel
 
 
 @pytest.fixture(scope="module")

@@ -74,6 +74,42 @@ def test_the_rule_agrees_with_mosaic(array, block, dtype):
     assert (problem(info) is not None) == _mosaic_refuses(array, block, dtype)
 
 
+def _mosaic_refuses_buffering(count: int, lookahead: bool) -> bool:
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    from pallas_puzzles.engine.targets.pallas_call.explain.lowering import target_tpu
+
+    def kernel(x_ref: object, z_ref: object) -> None:
+        z_ref[...] = x_ref[...]  # type: ignore[index]
+
+    def launcher(x: jax.Array) -> jax.Array:
+        mode = pl.Buffered(count, use_lookahead=lookahead)
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(4,),
+                              in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0), pipeline_mode=mode)],
+                              out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+
+    try:
+        with target_tpu():
+            jax.jit(launcher).trace(jax.ShapeDtypeStruct((32, 128), jnp.float32)).lower(lowering_platforms=("tpu",))
+    except Exception as exc:  # Mosaic's LoweringException, or NotImplementedError for a lookahead
+        assert "buffering" in str(exc) or "Lookahead" in str(exc), exc
+        return True
+    return False
+
+
+@pytest.mark.parametrize(("count", "lookahead"), [(1, False), (2, False), (3, False), (2, True)])
+def test_the_buffer_count_rule_agrees_with_mosaic(count, lookahead):
+    """A pallas_call's pipeline takes pl.Buffered(1) or (2) and no lookahead; the interpreter runs any."""
+    from jax.experimental import pallas as pl
+
+    info = BlockInfo(name="x_ref", role="input", array_shape=(32, 128), block_shape=(8, 128), index_map=None,
+                     index_map_line=None, block_dims=[8, 128], dtype="float32",
+                     pipeline_mode=pl.Buffered(count, use_lookahead=lookahead))
+    assert (problem(info) is not None) == _mosaic_refuses_buffering(count, lookahead)
+
+
 TPU_RULE_MISTAKES = [m for m in MISTAKES if m.kind == "tpu-lowering"]
 
 

@@ -15,7 +15,8 @@ import pytest
 from pallas_puzzles.engine.learner_lines import remember_source
 from pallas_puzzles.engine.targets.tpu_multichip import options, traffic
 from pallas_puzzles.engine.targets.tpu_multichip.explain import Explainer
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import Monitor
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     Access,
     BadDevice,
     CopyInfo,
@@ -23,7 +24,6 @@ from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
     EarlyAccess,
     Leftover,
     LostCopy,
-    Monitor,
     NoOverlap,
     Race,
     Wait,
@@ -73,15 +73,16 @@ def test_the_automatic_barrier_allows_every_copy():
     assert monitor.problems == []
 
 
-def test_a_send_is_overlapped_only_when_a_store_comes_before_its_wait():
+def test_a_send_that_ran_is_reported_when_its_start_flies_idle():
     monitor = Monitor()
+    idle_start, busy_start = "idle start", "busy start"
+    monitor.idle = {id(idle_start): "its wait"}  # what overlap.py found in the kernel's jaxpr
     monitor.start()
     log = monitor.kernel(memory=object(), devices=2)
-    for kind in ("store", "send", "store", "wait", "send", "wait", "store"):
-        monitor.event(log, 0, kind, kind)
-    for kind in ("send", "store", "wait"):
-        monitor.event(log, 1, kind, kind)
-    assert monitor.no_overlap() == [NoOverlap(0, "send", "wait", 0)]
+    monitor.event(log, 0, "send", busy_start)
+    monitor.event(log, 1, "send", busy_start)
+    monitor.event(log, 1, "send", idle_start)
+    assert monitor.no_overlap() == [NoOverlap(1, idle_start, "its wait", 0)]
 
 
 def test_options_are_checked_before_any_checker_starts():
@@ -91,7 +92,7 @@ def test_options_are_checked_before_any_checker_starts():
     assert parsed.shape({"D": 4}) == (4,) and parsed.in_specs == (("x",), (None, "x"))
     bad = {"mesh": {"x": 9}, "in_specs": [["y"]], "out_specs": ["x"], "traffic": "gossip", "colour": 1}
     found = " ".join(options.problems(bad))
-    for words in ("unknown target option 'colour'", "1 to 4 devices", "['y']", "traffic must be one of"):
+    for words in ("unknown target option 'colour'", "1 to 8 devices", "['y']", "traffic must be one of"):
         assert words in found
 
 

@@ -7,7 +7,9 @@ import math
 from collections.abc import Callable
 
 import pytest
+from rich.console import Console
 
+from pallas_puzzles.errors import UserError
 from pallas_puzzles.perf import chips
 from pallas_puzzles.perf.model import estimate
 from pallas_puzzles.results import CallLayout, OperandLayout
@@ -146,6 +148,29 @@ def test_compute_bound_and_chip_choice():
     assert perf.bound == "compute" and perf.est_seconds == pytest.approx(1e9 / 920e12)
     assert perf.chip == "v6e" and perf.vmem_limit_bytes == 32 << 20
     assert chips.chip("TPU v5e").name == "v5e"
+
+
+def test_tpu7x_is_modelled_one_tensorcore_at_a_time():
+    """TPU7x has no megacore: each of a chip's two TensorCores is a device, so the card models one, with half the
+    chip's published bandwidth and bf16 rate (Google Cloud: 7380 GB/s, 2307 TFLOP/s per chip), and says so."""
+    from pallas_puzzles.report.perf_card import card
+
+    v7x = chips.chip("v7x")
+    assert chips.chip("TPU7x") is v7x and chips.chip("ironwood") is v7x and chips.chip("7x") is v7x
+    assert v7x.hbm_bytes_per_second == pytest.approx(7380e9 / 2) and v7x.flops_per_second == pytest.approx(2307e12 / 2)
+    assert v7x.vmem_capacity_bytes == 64 << 20 and v7x.tensorcores_per_device == 1
+    grid = (4,)
+    copy = call("k", grid, operand("x", "input", (32, 128), (8, 128), lambda i: (i, 0), grid),
+                operand("z", "output", (32, 128), (8, 128), lambda i: (i, 0), grid))
+    on_v5e, on_v7x = estimate((copy,), 0.0, 0, chips.chip("v5e")), estimate((copy,), 0.0, 0, v7x)
+    assert on_v7x.memory_seconds == pytest.approx(on_v5e.memory_seconds * 820e9 / 3690e9)
+    assert on_v5e.generation == "a TPU v5e" and "TPU7x" in on_v7x.generation
+    rendered = Console(width=120, record=True)
+    rendered.print(card(on_v7x))
+    text = " ".join(rendered.export_text().split())
+    assert "Performance on a TPU7x TensorCore (Ironwood) (model)" in text and "JAX device of its own" in text
+    with pytest.raises(UserError, match="choose one of v4, v5e, v5p, v6e, v7x"):
+        chips.chip("v8")
 
 
 def test_a_vmapped_call_gets_the_batch_as_outer_grid_axes():

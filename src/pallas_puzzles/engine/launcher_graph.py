@@ -51,8 +51,8 @@ class Value:
 
 def nbytes(aval: Any) -> int:
     shape = tuple(getattr(aval, "shape", ()))
-    dtype = np.dtype(getattr(aval, "dtype", np.float32))
-    return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    dtype = getattr(aval, "dtype", None)  # a numpy dtype, or one of JAX's own (a PRNG key's: 8 bytes)
+    return int(np.prod(shape, dtype=np.int64)) * (int(dtype.itemsize) if dtype is not None else 4)
 
 
 def _inner(jaxpr: Any) -> Any:
@@ -154,7 +154,10 @@ class Reader:
         return len(sub.invars) == len(eqn.invars) and len(sub.outvars) == len(eqn.outvars)
 
     def _kernel(self, eqn: Any, ins: list[Value], kernel: str, lines: tuple[SourceLine, ...]) -> list[Value]:
-        self.operands += [(value, self.calls) for value in ins]
+        # A pallas_call's grid sized at run time takes its sizes first: they say how many steps the kernel
+        # runs, not what it computes, so a launcher may work them out from the data (count[0] // BR).
+        sizes = getattr(eqn.params.get("grid_mapping"), "num_dynamic_grid_bounds", 0) or 0
+        self.operands += [(value, self.calls) for value in ins[sizes:]]
         if self.calls < len(self.kernel_names):
             kernel = self.kernel_names[self.calls]
         self.calls += 1

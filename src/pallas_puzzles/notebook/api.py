@@ -2,6 +2,7 @@
 
     pp.exercise(7)            the puzzle's text and the stub to start from
     pp.check(7, long_sum)     check a launcher function (or a file path); a CheckReport
+                              (chip="v7x": the performance card for a TPU7x TensorCore)
     pp.show(7, long_sum)      the grid step-through, embedded in the notebook
     pp.hint(7)                the next hint (each call reveals one more)
     pp.list()                 the course as a table, with what passed in this session
@@ -111,6 +112,7 @@ class CheckReport:
 
     result: CheckResult
     puzzle: Puzzle
+    card: bool = False  # a chip was asked for: the text view ends with its performance card
 
     @property
     def passed(self) -> bool:
@@ -135,6 +137,11 @@ class CheckReport:
         from pallas_puzzles.report import verdict_text
 
         console.print(verdict_text.check(self.result, self.puzzle, _place_in_notebook, _cell_link))
+        if self.card and self.result.numbers_right:
+            from pallas_puzzles.report import perf_card
+
+            for card in perf_card.cards(self.result):
+                console.print(card)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield Text.from_ansi(_ansi(self._render, options.max_width, console.color_system is not None))
@@ -174,10 +181,18 @@ def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> C
     return check_function(puzzle, launcher, started.backend, started.target, fail_fast=fail_fast)
 
 
-def check(puzzle: int | str, launcher: Launcher, backend: str = "auto") -> CheckReport:
-    """Check a launcher (the function that calls pl.pallas_call) or a file against a puzzle's spec."""
+def check(puzzle: int | str, launcher: Launcher, backend: str = "auto", chip: str | None = None) -> CheckReport:
+    """Check a launcher (the function that calls pl.pallas_call) or a file against a puzzle's spec;
+    `chip` picks the TPU generation the performance card models ("v5e" unless given; "v7x": a TPU7x TensorCore)."""
+    from pallas_puzzles.perf import chips
+    from pallas_puzzles.perf.model import for_chip
+
     chosen = _puzzle(puzzle)
-    report = CheckReport(_run(chosen, launcher, backend, fail_fast=True), chosen)
+    if chip is not None:
+        chips.chip(chip)  # an unknown generation is bad input: one sentence, before any work
+    report = CheckReport(_run(chosen, launcher, backend, fail_fast=True), chosen, card=chip is not None)
+    if chip is not None:
+        report.result.cases = for_chip(report.result.cases, chip)
     if report.passed:
         _progress().record_pass(chosen)  # opens pp.solution for it, and pp.list shows it solved
     return report

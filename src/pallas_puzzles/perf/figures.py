@@ -93,6 +93,7 @@ class Performance:
     waste_array: str | None = None  # the array that sentence is about, if it is about one
     operands: tuple[OperandCost, ...] = field(default=())
     launcher: LauncherTraffic | None = None  # XLA operations outside the pallas_calls; None: not measured
+    generation: str = ""  # what the figures model, as the card says it ("a TPU v5e", "one TensorCore of a TPU7x ...")
 
     @property
     def hbm_bytes_read(self) -> int:

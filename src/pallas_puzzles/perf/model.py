@@ -126,7 +126,7 @@ def estimate(calls: tuple[CallLayout, ...], flops: float, min_bytes: int, chip: 
     ideal = max(minimum / chip.hbm_bytes_per_second, flops / chip.flops_per_second, chip.step_seconds)
     waste = biggest_waste(costs, operands, moved, minimum, launcher)
     return Performance(
-        chip=chip.name, case=case, calls=costs, flops=float(flops), hbm_bytes_min=minimum,
+        chip=chip.name, generation=chip.models, case=case, calls=costs, flops=float(flops), hbm_bytes_min=minimum,
         vmem_limit_bytes=chip.vmem_limit_bytes,
         memory_seconds=moved / chip.hbm_bytes_per_second,
         compute_seconds=flops / chip.flops_per_second,

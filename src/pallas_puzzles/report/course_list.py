@@ -85,6 +85,8 @@ class Layout:
         else:
             rest = width - self.number - max(self.status, self.runs_on) - 2 * GAP
             self.title = max(self.file, min(longest, rest))
+        # Narrow: status over "runs on", which may fold (the file name, never) to keep within the width.
+        self.side = max(self.status, min(self.runs_on, width - self.number - self.title - 2 * GAP))
 
     def table(self, rows: list[Row], header: bool) -> Table:
         # The same box for every table, drawn or not, keeps the same gaps between columns.
@@ -102,7 +104,7 @@ class Layout:
             for r in rows:
                 table.add_row(r.number, r.title, r.status, r.runs_on, r.file)
         else:
-            table.add_column("status", width=max(self.status, self.runs_on))
+            table.add_column("status", width=self.side)
             for r in rows:
                 table.add_row(r.number, r.title + Text("\n") + r.file, r.status + Text("\n" + r.runs_on, style="dim"))
         return table

@@ -82,7 +82,7 @@ def performance_dict(perf: Performance | None) -> dict[str, Any] | None:
                  "vmem_bytes": op.vmem_bytes, "note": op.note}
                 for n, call in enumerate(perf.calls, start=1) for op in call.operands]
     return {
-        "case": perf.case, "chip": perf.chip,
+        "case": perf.case, "chip": perf.chip, "generation": perf.generation or f"a TPU {perf.chip}",
         "hbm_bytes_read": perf.hbm_bytes_read, "hbm_bytes_written": perf.hbm_bytes_written,
         "hbm_bytes_min": perf.hbm_bytes_min, "flops": perf.flops,
         "arithmetic_intensity": perf.arithmetic_intensity,

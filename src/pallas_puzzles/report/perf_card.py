@@ -8,6 +8,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from pallas_puzzles.perf import chips
 from pallas_puzzles.perf.figures import CallCost, Performance
 from pallas_puzzles.perf.launcher import LauncherTraffic
 from pallas_puzzles.perf.waste import kib
@@ -104,6 +105,9 @@ def card(perf: Performance) -> Panel:
         lines.append(_call_table(call, title))
     if perf.launcher is not None and perf.launcher.steps:
         lines.append(_launcher_table(perf.launcher))
+    note = chips.CHIPS[perf.chip].note if perf.chip in chips.CHIPS else ""
+    if note:
+        lines.append(Text(note, style="dim"))
     if perf.waste:
         lines.append(Text.assemble(("Biggest waste: ", "bold yellow"), perf.waste))
     elif perf.hbm_bytes < perf.hbm_bytes_min:
@@ -111,6 +115,7 @@ def card(perf: Performance) -> Panel:
                           "operands are not counted.", style="green"))
     else:
         lines.append(Text("Every array crosses between HBM and VMEM once: no traffic to save.", style="green"))
-    return Panel(Group(*lines), title=f"Performance on a TPU {perf.chip} (model), case {perf.case}",
+    return Panel(Group(*lines), title=f"Performance on {perf.generation or 'a TPU ' + perf.chip} (model), "
+                                      f"case {perf.case}",
                  subtitle="a TPU-pipeline model; on a GPU each program loads its blocks afresh",
                  border_style="blue", expand=True)

@@ -19,9 +19,11 @@ from types import ModuleType
 
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
+from pallas_puzzles.engine.targets.blackwell.target import BlackwellTarget
 from pallas_puzzles.engine.targets.device import Device
 from pallas_puzzles.engine.targets.mosaic_gpu.target import MosaicGpuDevice, MosaicGpuTarget
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
+from pallas_puzzles.engine.targets.tpu_kernel.target import TpuKernel
 from pallas_puzzles.engine.targets.tpu_lowering import TpuLowering
 from pallas_puzzles.engine.targets.tpu_multichip.target import TpuMultichip
 from pallas_puzzles.errors import UserError
@@ -33,8 +35,10 @@ BUILTIN: dict[str, type[Target]] = {
     TpuLowering.name: TpuLowering,
     Device.name: Device,
     TpuMultichip.name: TpuMultichip,
+    TpuKernel.name: TpuKernel,
     MosaicGpuTarget.name: MosaicGpuTarget,
     MosaicGpuDevice.name: MosaicGpuDevice,
+    BlackwellTarget.name: BlackwellTarget,
 }
 
 

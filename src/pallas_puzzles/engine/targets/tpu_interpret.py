@@ -46,11 +46,12 @@ class TpuInterpreter(Target):
         self.puzzles_kept = 0  # puzzles since JAX's caches were last cleared
 
     def start(self) -> None:
-        from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, eager, patch
+        from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, eager, eager_cores, patch
 
         patch.install()
         dma_watch.install()
         eager.install()
+        eager_cores.install()
         eager.reuse_contexts(self.fast.context_reuse)
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:

@@ -30,8 +30,10 @@ INTERPRETER = "jax._src.pallas.mosaic.interpret.interpret_pallas_call"  # the TP
 SHARED_MEMORY = "jax._src.pallas.mosaic.interpret.shared_memory"  # its buffers and semaphores
 RACE_DETECTION = "jax._src.pallas.mosaic.interpret.race_detection_state"
 INTERPRET_UTILS = "jax._src.pallas.mosaic.interpret.utils"
+THREAD_MAP = "jax._src.pallas.mosaic.interpret.thread_map"  # how the interpreter runs several cores
 TPU_LOWERING = "jax._src.pallas.mosaic.lowering"
 PALLAS_CALL = "jax._src.pallas.pallas_call"
+MPMD = "jax._src.pallas.mpmd"  # pl.kernel's primitive (mpmd_map) and its lowering on a CPU
 CALLBACK = "jax._src.callback"  # also the name of the logger JAX reports failed io_callbacks to
 CORE = "jax._src.core"
 MLIR = "jax._src.interpreters.mlir"
@@ -54,6 +56,15 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(CORE, "stage_p.impl", use="patched"),
     *names(MLIR, "make_ir_context", use="patched"),
     *names(MLIR, "_create_ir_context", on=("0.12.0.1",)),  # jax 0.10 makes every context afresh
+    # eager_cores.py: pl.kernel's calls and each core's loop, op by op
+    *names(MPMD, "mpmd_map_p.impl", use="patched"),
+    *names(MPMD, "_mpmd_map_fallback_lowering"),
+    *names(PALLAS_CALL, "_pallas_call_lowering", use="patched"),
+    *names(INTERPRETER, "thread_map", use="patched"),
+    # core_threads.py: which cores still run, and the line of each semaphore wait
+    *names(THREAD_MAP, "_thread_map_callback", "_run_jaxpr", use="patched"),
+    *names(INTERPRETER, "callback", use="patched"),  # its reference to JAX's callback module, wrapped
+    *names(INTERPRETER, "semaphore_wait"),
     # host_ops.py, weak_values.py: values numpy may take, JAX's weakly typed host literal
     *names(ARRAY, "ArrayImpl"),
     *names(LITERALS, "TypedNdArray"),
@@ -67,6 +78,9 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(SHARED_MEMORY, "Semaphore.wait", "SharedMemory.allocate_buffer",
             "SharedMemory.get_sempahores_with_nonzero_count", use="patched"),
     *names(SHARED_MEMORY, "Semaphore.id", "Semaphore.count_by_core", "Semaphore.tasks", use="field"),
+    # semaphore_bounds.py: an index past the end of an array of semaphores is refused, not clamped
+    *names(INTERPRETER, "state_discharge", use="patched"),
+    *names(SHARED_MEMORY, "SharedMemory.get_semaphores_and_increment_clock", use="patched"),
     # dma_watch.py: stalled waits, races raised, copies checked when traced, round-robin clocks
     *names(SHARED_MEMORY, "SharedMemory.check_failed", "SharedMemory.get_random_virtual_device_id", use="patched"),
     *names(SHARED_MEMORY, "SharedMemory.num_cores", "SharedMemory.vector_clock_size", use="field"),
@@ -80,7 +94,7 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(INTERPRET_UTILS, "to_range", "get_uninitialized_value", use="patched"),
     *names(INDEXING, "NDIndexer.from_indices_shape", use="patched"),
     # tpu_blocks.py restates Mosaic's block-shape rules
-    *names(TPU_LOWERING, "_check_block_mappings", use="mirrored"),
+    *names(TPU_LOWERING, "_check_block_mappings", "lower_jaxpr_into_pipelined_module", use="mirrored"),
     # tpu_interpret.py
     *names(GPU_INTERPRETER, use="blocked"),
     # launcher_trace.py: a pallas_call's stand-in in a traced launcher is a pure_callback of ours
@@ -111,6 +125,16 @@ def interpret_utils() -> ModuleType:
 def pallas_call() -> ModuleType:
     """Pallas's pallas_call module: pallas_call_p, whose impl eager.py redefines."""
     return load(PALLAS_CALL)
+
+
+def mpmd() -> ModuleType:
+    """Pallas's mpmd module: mpmd_map_p (what pl.kernel binds), whose impl eager_cores.py redefines."""
+    return load(MPMD)
+
+
+def thread_map() -> ModuleType:
+    """The interpreter's thread_map module: how it runs each core on a thread (patched by core_threads.py)."""
+    return load(THREAD_MAP)
 
 
 def callback() -> ModuleType:

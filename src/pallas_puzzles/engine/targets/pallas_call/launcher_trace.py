@@ -22,8 +22,8 @@ from pallas_puzzles.engine.integrity.verdict import Kernel, judge_graph, judge_j
 from pallas_puzzles.engine.launcher_graph import Graph, Reader, Value, nbytes
 from pallas_puzzles.engine.learner_lines import source_of
 from pallas_puzzles.engine.targets.pallas_call import jax_private
-from pallas_puzzles.engine.targets.pallas_call.intercept.patch import StandIn
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession, session_scope
+from pallas_puzzles.engine.targets.pallas_call.intercept.stand_ins import StandIn
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 
@@ -49,12 +49,13 @@ class LauncherTrace:
 
 def trace(entry: Callable[..., Any], inputs: Sequence[np.ndarray], names: Sequence[str],
           case: StrictSession) -> LauncherTrace:
-    """Trace `entry` at these inputs' shapes (`case`: the shape case's session, for the learner's file and
-    the backend)."""
+    """Trace `entry` at these inputs' shapes (`case`: the shape case's session, for the learner's file, the
+    backend and the simulated cores)."""
     import jax
 
     learner_file = case.learner_file
-    session = StrictSession(backend=case.backend, learner_file=learner_file, run_kernels=False, stand_ins=True)
+    session = StrictSession(backend=case.backend, learner_file=learner_file, cores=case.cores,  # pl.kernel's mesh
+                            run_kernels=False, stand_ins=True)
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
     try:  # the launcher's own prints already showed in the run; a trace would print them again
         with session_scope(session), contextlib.redirect_stdout(io.StringIO()):

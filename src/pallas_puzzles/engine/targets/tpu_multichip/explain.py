@@ -11,7 +11,8 @@ from collections import defaultdict
 from typing import Any
 
 from pallas_puzzles.engine.learner_lines import make_line, same_file
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
+from pallas_puzzles.engine.targets.tpu_multichip import races
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     AutoBarrier,
     BadDevice,
     BadDeviceId,
@@ -105,6 +106,8 @@ class Explainer:
                        where=self.lines(p.where), device=p.device, devices=self.devices)
 
     def _Leftover(self, p: Leftover) -> Finding:
+        if p.short is not None:
+            return self._short_wait(p, *p.short)
         lines = self.lines(*p.where)
         at = (f" (raised at line{'s' if len(lines) > 1 else ''} {', '.join(str(s.line) for s in lines)})" if lines
               else "")
@@ -113,6 +116,14 @@ class Explainer:
                            f"waited for"}.get(p.kind, f"a semaphore at {p.count}{at}: a signal nobody waited for")
         return Finding(FindingKind.SEMAPHORE_LEFT, f"{self.dev(p.device).capitalize()} ends the kernel with {what}.",
                        where=lines, device=p.device, devices=self.devices)
+
+    def _short_wait(self, p: Leftover, wait: Any, wanted: int, copy: Any, brings: int) -> Finding:
+        return Finding(FindingKind.SEMAPHORE_LEFT,
+                       f"{self.dev(p.device).capitalize()} ends the kernel with {p.count} bytes on a DMA semaphore: "
+                       f"the wait{_at(self.line(wait))} takes {wanted} bytes, but the copy started"
+                       f"{_at(self.line(copy))} brings {brings}. The wait's descriptor covers a smaller window than "
+                       "the copy; wait with the copy's own descriptor (copy.wait()).",
+                       where=self.lines(wait, copy), device=p.device, devices=self.devices)
 
     def _LostCopy(self, p: LostCopy) -> Finding:
         line = self.line(p.where)
@@ -124,10 +135,13 @@ class Explainer:
     def _BadDevice(self, p: BadDevice) -> Finding:
         line = self.line(p.where)
         verb = "copies to" if p.what == "copy" else "signals"
-        return Finding(FindingKind.DEVICE_ID,
-                       f"{self.dev(p.device).capitalize()} {verb} device {p.target}{_at(line)}, but the ring has "
-                       f"only {p.devices} devices (0 to {p.devices - 1}).",
-                       where=self.lines(p.where), device=p.device, devices=self.devices)
+        said = (f"{self.dev(p.device).capitalize()} {verb} device {p.target}{_at(line)}, but the ring has "
+                f"only {p.devices} devices (0 to {p.devices - 1})")
+        if p.target < 0:  # lax.rem keeps the sign of what it divides: the usual way to get here
+            return Finding(FindingKind.DEVICE_ID, f"{said}: a neighbour's number came out negative.",
+                           explanation=_NEGATIVE, where=self.lines(p.where), device=p.device, devices=self.devices)
+        return Finding(FindingKind.DEVICE_ID, f"{said}.", where=self.lines(p.where), device=p.device,
+                       devices=self.devices)
 
     def _BadDeviceId(self, p: BadDeviceId) -> Finding:
         line = self.line(p.where)
@@ -157,40 +171,14 @@ class Explainer:
         start, wait = self.line(p.start), self.line(p.wait)
         return Finding(FindingKind.NO_OVERLAP,
                        f"{self.dev(p.device).capitalize()} waits{_at(wait)} for the copy it started"
-                       f"{_at(start)} before computing anything: the send does not overlap the compute.",
+                       f"{_at(start)} before computing any product for its output: the copy does not overlap "
+                       f"the compute.",
                        where=self.lines(p.wait, p.start), device=p.device, devices=self.devices)
 
     def _Race(self, p: Race) -> Finding:
-        where = self.lines(p.first.where, p.second.where)
-        memory = f"{p.memory.upper()} buffer"
-        writer = next((a for a in (p.first, p.second) if a.kind == "write" and a.copy is not None), None)
-        if writer is None or writer.copy is None:
-            return Finding(FindingKind.RACE, f"Two accesses to device {p.owner}'s {memory} race: nothing orders "
-                           f"them, and one of them writes.", where=where, device=p.owner, devices=self.devices)
-        other = p.second if writer is p.first else p.first
-        incoming = f"the copy from device {writer.copy.source} (started{_at(self.line(writer.where))})"
-        at = _at(self.line(other.where))
-        device = other.copy.source if other.copy is not None else other.device if other.device is not None else p.owner
-        whose = "its" if device == p.owner else f"device {p.owner}'s"
-        if other.kind == "read" and p.earlier_writes == 0:  # nothing was there before: it wanted this copy's data
-            reads = (f"sends on{at} part of {whose} {memory}" if other.copy is not None
-                     else f"reads {whose} {memory}{at}")
-            return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
-                           f"Device {device} of {self.devices} {reads} before {incoming} has landed there: nothing "
-                           f"waited for that copy first.", explanation=_READ_EARLY, where=where, device=device,
-                           devices=self.devices)
-        verb = "read" if other.kind == "read" else "write"
-        user = f"device {device}'s own copy{at}" if other.copy is not None else f"device {device}{at}"
-        return Finding(FindingKind.DMA_SLOT_IN_USE,
-                       f"{incoming[0].upper()}{incoming[1:]} writes device {p.owner}'s {memory} while {user} may still "
-                       f"{verb} it: nothing told device {writer.copy.source} that the slot was free.",
-                       explanation=_SLOT_BUSY, where=where, device=p.owner, devices=self.devices)
+        return races.explain(self, p)
 
 
-_READ_EARLY = ("A remote copy may land at any moment until the receiver's wait returns; before that its "
-               "destination holds old data. Wait for the copy (.wait_recv(), or .wait() on the same descriptor) "
-               "before the first line that reads what it brings.")
-_SLOT_BUSY = ("A sender knows nothing about what its neighbour is doing: a device can run a step ahead and copy into "
-              "the slot its neighbour is still reading. Use two slots, and a REGULAR 'slot free' semaphore: the "
-              "receiver signals its sender (pl.semaphore_signal(..., device_id=...)) once it has finished with a "
-              "slot, and the sender waits on it (pl.semaphore_wait) before starting the next copy.")
+_NEGATIVE = ("lax.rem, like C's %, keeps the sign of the number it divides: lax.rem(me - 1, n) is -1 on device 0, "
+             "not n - 1. Add the ring's size before taking the remainder, so the number divided is never negative: "
+             "left = lax.rem(me + n - 1, n).")

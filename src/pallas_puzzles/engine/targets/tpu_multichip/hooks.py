@@ -2,11 +2,11 @@
 
 They report each remote copy, signal, wait, store and kernel edge to the
 MONITOR, and act only while it is active, so single-device kernels in the same
-process run as before. The private names used here and in watch.py (the TPU
-interpreter's dma_start, dma_wait, semaphore_signal, semaphore_wait,
-get_barrier_semaphore, swap, _barrier, _validate, _clear_shared_memory,
-_check_for_revisiting, DMA, DmaState, fail_on_exception, _shared_memory and
-its module reference `callback`; utils' _device_id_to_logical; SharedMemory's
+process run as before; callbacks.py runs the interpreter's callbacks in turns.
+The private names used here and in watch.py (the TPU interpreter's dma_start,
+dma_wait, semaphore_signal, semaphore_wait, get_barrier_semaphore, interpret_pallas_call, _barrier,
+_validate, _clear_shared_memory, _check_for_revisiting, DMA, DmaState,
+fail_on_exception, _shared_memory; utils' _device_id_to_logical; SharedMemory's
 get_random_virtual_device_id; JAX's runtime effect tokens) are listed, with
 the versions checked, in tpu_multichip/jax_private.py, which hands them out.
 """
@@ -18,15 +18,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.tpu_multichip import jax_private, watch
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
-    MONITOR,
+from pallas_puzzles.engine.targets.tpu_multichip import callbacks, jax_private, overlap, watch
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR, KernelLog
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     AutoBarrier,
     BadDevice,
     BadDeviceId,
     CopyInfo,
-    KernelLog,
-    NoCollectiveId,
     RunStopped,
 )
 
@@ -81,9 +79,10 @@ def _hook_copies(ipc: Any) -> None:
     def wait(token: Any, device_id: Any, core: Any, sem_id: Any, size: Any, source_info: Any = None) -> Any:
         live = _live(ipc)
         if live is not None:
-            MONITOR.event(live[1], int(device_id), "wait", source_info)
             with _waiting(int(device_id), int(sem_id), int(size), source_info, "dma"):
-                return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
+                out = dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
+            MONITOR.dma_waited(int(device_id), int(sem_id), int(size), source_info)
+            return out
         return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
 
     # Raising inside fail_on_exception lets the interpreter stop every device cleanly.
@@ -128,7 +127,7 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
                 MONITOR.barrier_signal(log, device, to)
             else:
                 MONITOR.remote(log, device, to, "signal", source_info)
-            MONITOR.signalled(to, int(sem_id), source_info)
+            MONITOR.signalled(device, to, int(sem_id), source_info)
         return signal.__wrapped__(token, device_id, core, sem_id, inc, target, target_core, source_info=source_info)
 
     def wait_hook(token: Any, device_id: Any, core: Any, sem_id: Any, value: Any, source_info: Any = None) -> Any:
@@ -141,33 +140,13 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
             out = sem_wait(token, device_id, core, sem_id, value)
         if barrier:
             MONITOR.barrier_waited(log, int(device_id))
+        else:
+            MONITOR.waited(int(device_id), int(sem_id), source_info)
         return out
 
     ipc.semaphore_signal = functools.update_wrapper(ipc.fail_on_exception(signal_hook), signal)
     ipc.semaphore_wait = functools.update_wrapper(wait_hook, sem_wait)
     return wait_hook
-
-
-class _CallbackModule:
-    """Stands in for JAX's callback module inside the interpreter, to see two callbacks as the kernel is
-    traced: a semaphore wait gets the learner's line (the interpreter passes it none), and a barrier
-    semaphore asked for in a kernel without a collective_id is refused at the learner's line."""
-
-    def __init__(self, real: Any, ipc: Any, sem_wait: Callable[..., Any]) -> None:
-        self._real, self._ipc, self._sem_wait = real, ipc, sem_wait
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-    def io_callback(self, callback: Any, *args: Any, **kwargs: Any) -> Any:
-        from jax.extend import source_info_util
-
-        if callback is self._sem_wait:
-            callback = functools.partial(callback, source_info=source_info_util.current())
-        elif callback is self._ipc.get_barrier_semaphore and MONITOR.active and args and args[-1] is None:
-            MONITOR.add(NoCollectiveId(source_info_util.current()))
-            raise RunStopped("get_barrier_semaphore without a collective_id")
-        return self._real.io_callback(callback, *args, **kwargs)
 
 
 def _describe(device_id: Any) -> str:
@@ -199,8 +178,8 @@ def _hook_device_ids(iutils: Any) -> None:
 
 
 def _hook_kernel_edges(ipc: Any) -> None:
-    barrier, validate, clear, revisit, swap = (ipc._barrier, ipc._validate, ipc._clear_shared_memory,
-                                               ipc._check_for_revisiting, ipc.swap)
+    barrier, validate, clear, revisit, interpret = (ipc._barrier, ipc._validate, ipc._clear_shared_memory,
+                                                    ipc._check_for_revisiting, ipc.interpret_pallas_call)
 
     def barrier_hook(token: Any, device_id: Any) -> Any:  # only kernels without a collective_id call it
         live = _live(ipc)
@@ -228,17 +207,17 @@ def _hook_kernel_edges(ipc: Any) -> None:
             live[1].steps[int(device_id)].append(tuple(int(i) for i in loop_idx))
         return revisit(token, device_id, core, loop_idx, *rest)
 
-    def swap_hook(token: Any, device_id: Any, *args: Any, source_info: Any = None, **kwargs: Any) -> Any:
-        live = _live(ipc)
-        if live is not None:
-            MONITOR.event(live[1], int(device_id), "store", source_info)
-        return swap(token, device_id, *args, source_info=source_info, **kwargs)
+    def interpret_hook(*args: Any, jaxpr: Any, grid_mapping: Any, **kwargs: Any) -> Any:
+        if MONITOR.active:  # the kernel is being traced: which of its copies fly while nothing is computed
+            first = grid_mapping.num_index_operands + grid_mapping.num_inputs
+            MONITOR.idle.update(overlap.idle_copies(jaxpr, jaxpr.invars[first:first + grid_mapping.num_outputs]))
+        return interpret(*args, jaxpr=jaxpr, grid_mapping=grid_mapping, **kwargs)
 
     ipc._barrier = functools.update_wrapper(barrier_hook, barrier)
     ipc._validate = functools.update_wrapper(validate_hook, validate)
     ipc._clear_shared_memory = functools.update_wrapper(clear_hook, clear)
     ipc._check_for_revisiting = functools.update_wrapper(revisit_hook, revisit)
-    ipc.swap = functools.update_wrapper(swap_hook, swap)
+    ipc.interpret_pallas_call = functools.update_wrapper(interpret_hook, interpret)
 
 
 def install() -> None:
@@ -246,17 +225,18 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch
+    from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, semaphore_bounds
 
     ipc, race_detection_state, shared_memory, iutils = (jax_private.interpreter(), jax_private.race_detection_state(),
                                                         jax_private.shared_memory(), jax_private.interpret_utils())
 
     _hook_copies(ipc)
     sem_wait = _hook_semaphores(ipc)
-    ipc.callback = _CallbackModule(ipc.callback, ipc, sem_wait)
+    callbacks.install(ipc, shared_memory, sem_wait)
     _hook_device_ids(iutils)
     _hook_kernel_edges(ipc)
     watch.hook_races(race_detection_state)
+    semaphore_bounds.install()
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
     shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core
     threading.Thread(target=watch.watchdog, args=(ipc,), daemon=True, name="multichip-watchdog").start()

@@ -1,17 +1,17 @@
 """What the devices of a multi-device kernel did, and the rules their run must keep.
 
-The interpreter's hooks (multichip_jax.py) report each remote copy, signal,
-wait, store and kernel exit here as plain numbers plus an opaque `where` (the
-interpreter's record of the learner's line, resolved later). This module keeps
-the records of one shape case and turns broken rules into problem records:
+The interpreter's hooks (hooks.py) report each remote copy, signal, wait and
+kernel exit here as plain numbers plus an opaque `where` (the interpreter's
+record of the learner's line, resolved later). This module keeps the records of
+one run and turns broken rules into problem records (problems.py):
 
 - a copy to, or a signal of, another device before a barrier handshake with it
   (a kernel with a collective_id has no automatic barrier: the receiver may
   not have entered the kernel yet);
-- a semaphore with a count left when the kernel ends, or a copy nobody waited for;
-- a kernel that waits for its send before it computes anything (overlap puzzles).
+- a copy started with no product before its wait (overlap puzzles; overlap.py
+  reads which starts those are from the kernel, the monitor which of them ran).
 
-Deadlocks, races and bad device ids are recorded by the hooks themselves. No jax here.
+Deadlocks, races, leftovers and bad device ids are recorded by the hooks and watch.py. No jax here.
 """
 
 from __future__ import annotations
@@ -21,130 +21,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-
-class RunStopped(RuntimeError):
-    """Stops every device of a run: the problem that stopped it is recorded in the monitor."""
-
-
-@dataclass(frozen=True)
-class Wait:
-    """A device blocked in a semaphore wait."""
-
-    device: int
-    kind: str  # "dma" (counts bytes), "barrier" or "regular"
-    wanted: int
-    has: int
-    where: Any = None
-    step: int | None = None  # the grid step the device is in (steps it has finished)
-    role: str = ""  # "receive" or "send" when copies use this semaphore that way
-
-
-@dataclass(frozen=True)
-class Deadlock:
-    waits: tuple[Wait, ...]
-    finished: tuple[int, ...]  # devices that had already left the kernel
-    devices: int
-
-
-@dataclass(frozen=True)
-class EarlyAccess:
-    """A copy to, or a signal of, a device before the handshake with it."""
-
-    device: int
-    target: int
-    what: str  # "copy" or "signal"
-    where: Any = None
-    step: int | None = None
-
-
-@dataclass(frozen=True)
-class Leftover:
-    """A semaphore whose count is not zero when the kernel ends."""
-
-    device: int
-    kind: str  # "dma", "barrier" or "regular"
-    count: int
-    where: tuple[Any, ...] = ()  # the signals or copies that raised it
-
-
-@dataclass(frozen=True)
-class LostCopy:
-    """A copy that was started but never waited for, so it never landed."""
-
-    device: int
-    target: int
-    where: Any = None
-
-
-@dataclass(frozen=True)
-class Access:
-    """One side of a race: a device's own read or write, or a copy's."""
-
-    kind: str  # "read" or "write"
-    device: int | None  # the device whose kernel made the access; None for a copy
-    copy: CopyInfo | None  # the copy that made it
-    where: Any = None  # the interpreter's record, or its one-line summary (a string)
-
-
-@dataclass(frozen=True)
-class Race:
-    owner: int  # the device whose memory it is
-    memory: str  # "hbm", "vmem", ...
-    first: Access  # the access that found the race
-    second: Access  # the earlier one it is not ordered with
-    step: int | None = None  # the grid step of the device whose kernel made an access
-    earlier_writes: int = 0  # other writes into the same window before: 0 means nothing was there to overwrite
-
-
-@dataclass(frozen=True)
-class BadDevice:
-    """A copy or signal aimed at a device the ring does not have."""
-
-    device: int
-    target: int
-    devices: int
-    what: str
-    where: Any = None
-    step: int | None = None
-
-
-@dataclass(frozen=True)
-class BadDeviceId:
-    """A device_id that does not fit the mesh (found when the kernel is traced)."""
-
-    given: str
-    axes: tuple[str, ...]
-    error: str
-    where: Any = None
-
-
-@dataclass(frozen=True)
-class NoCollectiveId:
-    """get_barrier_semaphore in a kernel without a collective_id."""
-
-    where: Any = None
-
-
-@dataclass(frozen=True)
-class AutoBarrier:
-    """The kernel had no collective_id, so Pallas synchronised every device before it."""
-
-
-@dataclass(frozen=True)
-class NoOverlap:
-    device: int
-    start: Any
-    wait: Any
-    step: int | None = None
-
-
-@dataclass(frozen=True)
-class CopyInfo:
-    source: int
-    target: int
-    where: Any = None
-    send_sem: int | None = None
-    recv_sem: int | None = None
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
+    CopyInfo,
+    EarlyAccess,
+    NoOverlap,
+)
 
 
 @dataclass
@@ -172,6 +53,9 @@ class Monitor:
         self.active = False
         self.lock = threading.Lock()
         self.wake = threading.Event()  # set while a run is active: the watchdog polls
+        # Copy starts with no product before their wait, by id() of their record (overlap.py): found as the
+        # kernel is traced, so they outlast the runs of a case (a case's later runs reuse the compiled kernel).
+        self.idle: dict[int, Any] = {}
         self._begin()
 
     def _begin(self) -> None:
@@ -183,6 +67,12 @@ class Monitor:
         self.waits: dict[int, tuple[int, int, int, Any, str]] = {}
         self._read: set[int] = set()
         self.signals: dict[tuple[int, int], list[Any]] = defaultdict(list)  # (target, semaphore) -> where
+        self.signallers: dict[tuple[int, int], dict[int, Any]] = defaultdict(dict)  # ... -> source -> a where
+        self.regular_waits: dict[tuple[int, int], Any] = {}  # (device, REGULAR semaphore) -> where it waited
+        self.dma_waits: dict[tuple[int, int], list[tuple[int, Any]]] = defaultdict(list)  # -> (bytes, where)
+        self.copy_bytes: dict[int, int] = {}  # copy id -> bytes it moved
+        # The first error the interpreter was told of: the other devices' errors only repeat it, in any order
+        self.first_failure: BaseException | None = None
         self._memory: Any = None
 
     def start(self) -> None:
@@ -245,6 +135,7 @@ class Monitor:
     def copy_read(self, dma_id: int, nbytes: int) -> None:
         """A copy has read its source: count its bytes once, against both devices."""
         with self.lock:
+            self.copy_bytes[dma_id] = nbytes
             info = self.copies.get(dma_id)
             if info is None or info.source == info.target or dma_id in self._read:
                 return
@@ -260,27 +151,46 @@ class Monitor:
             return "receive"
         return "send" if any(c.send_sem == sem_id for c in copies) else ""
 
-    def signalled(self, target: int, sem_id: int, where: Any) -> None:
+    def signalled(self, source: int, target: int, sem_id: int, where: Any) -> None:
         with self.lock:
             self.signals[(target, sem_id)].append(where)
+            self.signallers[(target, sem_id)][source] = where
+
+    def waited(self, device: int, sem_id: int, where: Any) -> None:
+        """A wait on a REGULAR semaphore returned."""
+        with self.lock:
+            self.regular_waits[(device, sem_id)] = where
+
+    def failed(self, exception: BaseException) -> None:
+        """The interpreter records a failure: keep the first, the one the others follow from."""
+        with self.lock:
+            if self.active and self.first_failure is None:
+                self.first_failure = exception
+
+    def dma_waited(self, device: int, sem_id: int, size: int, where: Any) -> None:
+        with self.lock:
+            self.dma_waits[(device, sem_id)].append((size, where))
+
+    def mixed_signals(self, device: int) -> tuple[Any, ...]:
+        """(the wait's record, the signals' records) of a REGULAR semaphore `device` waited on and two or more
+        devices signalled: a wait that may have taken one device's signal for another's; () when none."""
+        with self.lock:
+            for (waiter, sem_id), where in self.regular_waits.items():
+                senders = self.signallers.get((waiter, sem_id), {})
+                if waiter == device and len(senders) > 1:
+                    return (where, *senders.values())
+        return ()
 
     def no_overlap(self) -> list[NoOverlap]:
-        """Remote copies whose device waited before storing anything: the send did not overlap compute."""
+        """Remote copies started with nothing computed before their wait (overlap.py read the kernels)."""
         found = []
         for log in self.kernels:
             for device, events in sorted(log.events.items()):
-                for i, (kind, where, step) in enumerate(events):
-                    if kind != "send":
-                        continue
-                    after = next((e for e in events[i + 1:] if e[0] in ("store", "wait")), None)
-                    if after is not None and after[0] == "wait":
-                        found.append(NoOverlap(device, where, after[1], step))
-                        break
+                idle = next(((where, step) for kind, where, step in events
+                             if kind == "send" and id(where) in self.idle), None)
+                if idle is not None:
+                    found.append(NoOverlap(device, idle[0], self.idle[id(idle[0])], idle[1]))
         return found
 
-
-# What stops a run, in the order a learner should hear of it; then what breaks the rules of a finished run.
-STOPS = (Deadlock, Race, BadDevice, BadDeviceId, NoCollectiveId)
-RULES = (EarlyAccess, AutoBarrier, LostCopy, Leftover)
 
 MONITOR = Monitor()  # one per process: the interpreter's state it watches is process-wide too

@@ -6,7 +6,7 @@ mesh = { x = "D" }          # mesh axes in order: name -> size (a number, or a s
 in_specs = [["x"]]          # one PartitionSpec per input: per dimension a mesh axis, or "" for not split
 out_specs = ["x"]           # the output's PartitionSpec
 own_barrier = true          # the kernel synchronises itself (collective_id); Pallas's automatic barrier fails
-overlap = true              # each remote send must overlap a store (the compute) before its first wait
+overlap = true              # a product into the output must run between each copy's start and its wait
 traffic = "all-gather"      # the collective whose minimum the traffic card compares with (see traffic.py)
 ```
 
@@ -22,7 +22,7 @@ from typing import Any
 from pallas_puzzles.engine.targets.tpu_multichip.traffic import COLLECTIVES
 
 _KEYS = {"mesh", "in_specs", "out_specs", "own_barrier", "overlap", "traffic"}
-MAX_DEVICES = 4  # the CPU devices a checker process for this target starts with
+MAX_DEVICES = 8  # the CPU devices a checker process for this target starts with
 
 
 @dataclass(frozen=True)
@@ -80,3 +80,12 @@ def problems(options: Mapping[str, Any]) -> list[str]:
     if options.get("traffic", "") not in ("", *COLLECTIVES):
         found.append(f"target_options.traffic must be one of {', '.join(sorted(COLLECTIVES))}")
     return found
+
+
+def device_blocks(shape: tuple[int, ...], opts: MeshOptions, sizes: dict[str, int]) -> tuple[int, ...]:
+    """One cell of the mismatch map per device's share of the output."""
+    block = list(shape)
+    for dim, axis in enumerate(opts.out_specs):
+        if axis and dim < len(block):
+            block[dim] = max(1, block[dim] // sizes[axis])
+    return tuple(block)

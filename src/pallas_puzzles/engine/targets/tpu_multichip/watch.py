@@ -16,9 +16,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.tpu_multichip.monitor import (
-    MONITOR,
+from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
+from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     Access,
+    CopyInfo,
     Deadlock,
     Leftover,
     LostCopy,
@@ -52,12 +53,22 @@ def _leftover(memory: Any, sid: int, device: int, count: int) -> Leftover:
     """A count left on semaphore `sid` of `device`, with the lines that raised it."""
     if sid in memory.fixed_id_sem:
         return Leftover(device, "barrier", count, tuple(MONITOR.signals.get((device, sid), ())))
-    copies = tuple(info.where for info in MONITOR.copies.values()
-                   if (info.target == device and info.recv_sem == sid)
-                      or (info.source == device and info.send_sem == sid))
-    if copies:
-        return Leftover(device, "dma", count, copies)
+    raising = [(dma_id, info) for dma_id, info in MONITOR.copies.items()
+               if (info.target == device and info.recv_sem == sid) or (info.source == device and info.send_sem == sid)]
+    if raising:
+        return Leftover(device, "dma", count, tuple(info.where for _, info in raising),
+                        _short_wait(device, sid, raising))
     return Leftover(device, "regular", count, tuple(MONITOR.signals.get((device, sid), ())))
+
+
+def _short_wait(device: int, sid: int, raising: list[tuple[int, CopyInfo]]) -> tuple[Any, int, Any, int] | None:
+    """A wait on the semaphore for fewer bytes than the smallest copy it counts: its descriptor is too small."""
+    sizes = [(MONITOR.copy_bytes[dma_id], info.where) for dma_id, info in raising if dma_id in MONITOR.copy_bytes]
+    if not sizes:
+        return None
+    smallest, copy = min(sizes, key=lambda size: size[0])
+    wait = next(((size, where) for size, where in MONITOR.dma_waits.get((device, sid), ()) if size < smallest), None)
+    return None if wait is None else (wait[1], wait[0], copy, smallest)
 
 
 def hook_races(rds: Any) -> None:
@@ -122,7 +133,10 @@ def _race(state: Any, kind: str, args: tuple[Any, ...], source_info: Any, overla
     # Writes into this window besides the racing ones: none means the reader wanted the racing copy's data.
     writes = sum(1 for entry in state.writes[key] if overlap(window, _entry(entry)[2]))
     earlier = writes - [first.kind, other.kind].count("write")
-    return Race(owner=int(key[2]), memory=str(key[0]), first=first, second=other, step=step, earlier_writes=earlier)
+    sender = next((a.copy.source for a in (first, other) if a.kind == "write" and a.copy is not None), None)
+    mixed = MONITOR.mixed_signals(sender) if sender is not None else ()
+    return Race(owner=int(key[2]), memory=str(key[0]), first=first, second=other, step=step, earlier_writes=earlier,
+                mixed=mixed)
 
 
 def _entry(entry: tuple[Any, ...]) -> tuple[Any, Any, Any, Any]:
@@ -137,8 +151,8 @@ def _access(kind: str, who: int, where: Any) -> Access:
     return Access(kind, who, None, where)
 
 
-def _stuck(memory: Any) -> tuple[list[Wait], int] | None:
-    """The waits nothing queued can end and how many devices have finished; None while any device can move."""
+def _blocked_waits(memory: Any) -> list[Wait] | None:
+    """The devices' waits, none of which anything queued can end; None while one of them can move."""
     with MONITOR.lock:
         waits = list(MONITOR.waits.values())
     found = []
@@ -152,10 +166,26 @@ def _stuck(memory: Any) -> tuple[list[Wait], int] | None:
             return None
         role = MONITOR.role(sem_id) if kind == "dma" else ""
         found.append(Wait(device, kind, wanted, has, where, len(MONITOR.kernels[-1].steps[device]), role))
+    return found
+
+
+def _stuck(memory: Any) -> tuple[list[Wait], int] | None:
+    """The waits nothing queued can end and how many devices have finished; None while any device can move."""
+    found = _blocked_waits(memory)
     finished = int(memory.clean_up_barrier.n_waiting)
     if not found or len(found) + finished < int(memory.num_devices):
         return None
     return found, finished
+
+
+def deadlock(ipc: Any, finished: list[int]) -> None:
+    """The scheduler (turns.py) found that no device can go: record the waits and fail the run."""
+    memory = ipc._shared_memory
+    if memory is None or not MONITOR.kernels:
+        return
+    waits = _blocked_waits(memory) or []
+    MONITOR.add(Deadlock(tuple(sorted(waits, key=lambda w: w.device)), tuple(finished), int(memory.num_devices)))
+    memory.set_failed(RunStopped("deadlock"), top_level=False)
 
 
 def watchdog(ipc: Any) -> None:

@@ -21,12 +21,16 @@ from pallas_puzzles.engine.learner_lines import (
     tracebacks,
 )
 from pallas_puzzles.engine.targets.pallas_call.explain import copies
+from pallas_puzzles.engine.targets.pallas_call.explain import cores as core_races
+from pallas_puzzles.engine.targets.pallas_call.intercept import core_waits
 from pallas_puzzles.engine.targets.pallas_call.intercept.dma_watch import (
     DMA_ID_START,
     STALL_SECONDS,
     RaceReport,
     SemaphoreStall,
 )
+from pallas_puzzles.engine.targets.pallas_call.intercept.negative_indices import NegativeIndex
+from pallas_puzzles.engine.targets.pallas_call.intercept.semaphore_bounds import SemaphoreIndex
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -36,8 +40,9 @@ from pallas_puzzles.source_line import SourceLine
 # jax 0.12 writes the thread as "(0, 0)".
 _ACCESS = re.compile(r"^\s*(read|write) of \('?(\w+)'?.*?\[.*?\] from \(?(\d+), (\d+)\)?,? (.*)$")
 _FRAME = re.compile(r"^(.*?):(\d+)(?::\d+)? \((.*)\)$")
-_HBM_BOUNDS = re.compile(r"Out-of-bounds (read|write) of \(.*hbm.*\): (?:reading|writing)? ?\[(.*)\] "
-                         r"but buffer has shape \(([^)]*)\)")
+# A copy past the end of its source or destination, in HBM or in VMEM/SMEM scratch.
+_COPY_BOUNDS = re.compile(r"Out-of-bounds (read|write) of \(.*(?:hbm|vmem|smem|any).*\): (?:reading|writing)? ?"
+                          r"\[(.*)\] but buffer has shape \(([^)]*)\)")
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -67,9 +72,11 @@ def _copy_lines(exc: BaseException, learner_file: str) -> tuple[SourceLine, ...]
     found: list[SourceLine] = []
     for tb in tracebacks(exc):
         for frame, _ in traceback.walk_tb(tb):
-            for line in info_lines(getattr(frame.f_locals.get("self"), "source_info", None), learner_file):
-                if line not in found:
-                    found.append(line)
+            # a copy's own record (self.source_info), or the one the interpreter passed its callback
+            for info in (getattr(frame.f_locals.get("self"), "source_info", None), frame.f_locals.get("source_info")):
+                for line in info_lines(info, learner_file):
+                    if line not in found:
+                        found.append(line)
     return tuple(reversed(found))
 
 
@@ -107,7 +114,7 @@ def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
     accesses = [m.groups() for m in map(_ACCESS.match, text.splitlines()) if m]
     lines = [(kind, space, int(who) >= DMA_ID_START, _access_line(frame, session.learner_file))
              for kind, space, who, _core, frame in accesses]
-    known = _from_ledger(accesses, lines, session, text)
+    known = _from_ledger(accesses, lines, session, text) or core_races.race(accesses, session, text)
     if known is not None:
         return known
     where = tuple(line for *_, line in lines if line is not None)
@@ -147,6 +154,9 @@ def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
     late = copies.first_overtaken(session.calls[-1].ledger) if session.calls else None
     if late is not None:  # the wait that stalls lost its bytes to an earlier wait: name that
         return copies.overtaken(late, session.learner_file, None, True, str(stall))
+    if stall.cores:  # every core of the kernel is stuck: say what each one does
+        return Finding(FindingKind.SEMAPHORE_STALL, core_waits.sentence(stall.cores, stall.of, session.learner_file),
+                       where=core_waits.lines(stall.cores, session.learner_file) or _kernel_line(session))
     where = recorded_lines(stall, session.learner_file) or learner_frames(stall, session.learner_file)
     where = where or _kernel_line(session)
     after = f", so the check stopped it after {STALL_SECONDS:g} s" if session.cores > 1 else ""
@@ -158,6 +168,15 @@ def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
                    where=tuple(where))
 
 
+def _semaphore_index(fault: SemaphoreIndex, session: StrictSession) -> Finding:
+    last = f"0 to {fault.size - 1}" if fault.size > 1 else "only 0"
+    return Finding(FindingKind.SEMAPHORE_INDEX,
+                   f"This semaphore is number {fault.index} of an array of {fault.size} ({last}): there is no such "
+                   "semaphore (a negative index does not count from the end). The interpreter would quietly use "
+                   "another one, which another copy or step already uses.",
+                   where=_copy_lines(fault, session.learner_file) or _kernel_line(session), detail=str(fault))
+
+
 def explain(exc: BaseException, session: StrictSession) -> Finding | None:
     """A finding for a DMA or semaphore fault among the exceptions of one failed case, else None."""
     causes = [cause for error in [*session.callback_errors, exc] for cause in _chain(error)]
@@ -167,10 +186,17 @@ def explain(exc: BaseException, session: StrictSession) -> Finding | None:
         text = str(cause)
         if isinstance(cause, SemaphoreStall):
             return _stall(cause, session)
+        if isinstance(cause, SemaphoreIndex):
+            return _semaphore_index(cause, session)
+        if isinstance(cause, NegativeIndex) and _in_a_copy(cause):
+            return Finding(FindingKind.DMA_OVERRUN,
+                           f"A copy's window starts before the array: it {text.removeprefix('the kernel ')}",
+                           where=_copy_lines(cause, session.learner_file) or _kernel_line(session), detail=text)
         if "RACE DETECTED" in text:
             return _race(text[text.index("RACE DETECTED"):], copies, session)
-        bounds = _HBM_BOUNDS.search(text)
-        if isinstance(cause, IndexError) and bounds and _in_a_copy(cause):
+        bounds = _COPY_BOUNDS.search(text)
+        # A copy reading past its source raises IndexError, one writing past its destination ValueError.
+        if isinstance(cause, (IndexError, ValueError)) and bounds and _in_a_copy(cause):
             direction, span, shape = bounds.groups()
             window = "[" + ", ".join(f"{a}:{b}" for a, b in re.findall(r"slice\((-?\d+), (-?\d+)", span)) + "]"
             return Finding(FindingKind.DMA_OVERRUN,

@@ -29,6 +29,9 @@ TPU_MEANINGS: tuple[tuple[str, str], ...] = (
      "(8, 128) or (16, 256)."),
     (r"rank 1 block shapes",
      "On a TPU a 1-D block must be the whole array, a multiple of 1024, or a power of two of at least 128."),
+    (r"buffering are supported|Lookahead is not supported",
+     "A pallas_call pipelines each blocked operand with one buffer (pl.Buffered(1)) or two (the default); "
+     "more buffers, or a lookahead, only an inner pltpu.emit_pipeline offers."),
     (r"Unimplemented primitive",
      "This operation has no Mosaic TPU lowering; express it with supported operations (for example a "
      "cumulative sum as a matmul with a triangular matrix)."),

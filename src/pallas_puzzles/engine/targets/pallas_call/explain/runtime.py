@@ -24,6 +24,7 @@ from pallas_puzzles.source_line import SourceLine
 _BLOCK_INDEX = re.compile(
     r'Out-of-bounds block index \(([^)]*)\) for (input|output) "([^"]+)" in iteration \(([^)]*)\)')
 _READ = re.compile(r"reading \[(.*)\] but buffer has shape \(([^)]*)\)")
+_HBM_REF = re.compile(r"Buffers with a memory space of HBM or ANY cannot be referenced directly")
 _STORE_SHAPE = re.compile(r"Invalid shape for `swap`\. Ref shape: \(([^)]*)\)\. Expected shape: \(([^)]*)\)\. "
                           r"Value shape: \(([^)]*)\)")
 
@@ -161,6 +162,11 @@ def diagnose(exc: BaseException, session: StrictSession) -> Finding:
     if session.callback_errors:
         return _from_callback_error(session.callback_errors[0], session)
     text = str(exc)
+    if _HBM_REF.search(text):  # said at the learner's line that reads or writes the HBM ref
+        return Finding(FindingKind.HBM_COMPUTE,
+                       "The kernel reads or writes a ref that lives in HBM as if it were in VMEM; a TensorCore "
+                       "computes only on VMEM (copy it in with pltpu.sync_copy first).",
+                       where=tuple(reversed(learner_frames(exc, session.learner_file))), detail=text)
     store = _STORE_SHAPE.search(text)
     if store:  # said in the learner's words, the store's own line first (not the pallas_call around it)
         where = learner_frames(exc, session.learner_file)

@@ -104,6 +104,7 @@ def _block_info(spec: Any, array: Any, name: str, role: str) -> BlockInfo:
         block_shape=tuple(block_shape) if block_shape is not None else None,
         index_map=index_map, index_map_line=source_of(index_map) if index_map else None,
         memory_space=getattr(spec, "memory_space", None) if spec is not None else None,
+        pipeline_mode=getattr(spec, "pipeline_mode", None) if spec is not None else None,
     )
     if info.block_shape is not None:
         info.block_dims = _block_dims(info.block_shape)
@@ -145,6 +146,7 @@ def describe(kernel: Callable[..., Any], kwargs: dict[str, Any], operands: Seque
         semantics=semantics,
         prefetch=prefetch,
         scratch=scratch,
+        aliases={int(i): int(o) for i, o in dict(kwargs.get("input_output_aliases") or {}).items()},
     )
 
 

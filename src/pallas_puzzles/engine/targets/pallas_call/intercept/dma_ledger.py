@@ -23,6 +23,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from pallas_puzzles.engine.learner_lines import info_lines
 from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.intercept.records import Copy, Ledger
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import active
@@ -84,11 +85,12 @@ def _watching_waits(original: Callable[..., Any]) -> Callable[..., Any]:
         if ledger is None:
             return original(self, value, global_core_id, *args, **kwargs)
         before = ledger.pending_on(int(self.id), int(global_core_id))
+        info = getattr(kwargs.get("logging_info"), "source_info", None)
+        ledger.waits.append((int(self.id), int(global_core_id), int(value), info))
         result = original(self, value, global_core_id, *args, **kwargs)
         landed = [c for c in before if c.landed]
         if landed:
             newest = max(landed, key=lambda c: c.order)
-            info = getattr(kwargs.get("logging_info"), "source_info", None)
             for copy in before:
                 if not copy.landed and copy.order < newest.order and copy.overtaken_by is None:
                     copy.overtaken_by, copy.overtaking_wait = newest, info
@@ -154,6 +156,30 @@ def _unwaited(ledger: Ledger, counts: list[tuple[int, int, int]]) -> tuple[list[
     return sorted(left, key=lambda c: c.order), counted
 
 
+def _short_wait(ledger: Ledger) -> tuple[Any, int, Copy] | None:
+    """A wait for fewer bytes than the smallest copy that landed on its semaphore: (its record, its bytes, the copy)."""
+    for semaphore, core, wanted, where in ledger.waits:
+        landed = [c for c in ledger.copies.values() if c.semaphore == semaphore and c.core == core and c.bytes]
+        smallest = min(landed, key=lambda c: c.bytes, default=None)
+        if smallest is not None and wanted < smallest.bytes:
+            return where, wanted, smallest
+    return None
+
+
+def short_wait_finding(wait: Any, wanted: int, copy: Copy, learner_file: str,
+                       fallback: tuple[SourceLine, ...]) -> Finding:
+    """A copy that was waited for, but by a wait whose descriptor covers fewer bytes than the copy moves."""
+    waited = info_lines(wait, learner_file)[:1]
+    started = copy.lines(learner_file)[:1]
+    at_wait = f" at line {waited[0].line}" if waited else ""
+    at_start = f" at line {started[0].line}" if started else ""
+    return Finding(FindingKind.DMA_NOT_WAITED,
+                   f"The wait{at_wait} takes {wanted} bytes from its semaphore, but the copy started{at_start} "
+                   f"brings {copy.bytes}: the wait's descriptor covers a smaller window than the copy, so the rest "
+                   "stays counted (and ends a later wait on the semaphore before its own copy has landed).",
+                   where=tuple(dict.fromkeys((*waited, *started))) or fallback)
+
+
 def _checking_exit(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def nonzero(self: Any, device_id: Any, *args: Any, **kwargs: Any) -> Any:
@@ -166,7 +192,10 @@ def _checking_exit(original: Callable[..., Any]) -> Callable[..., Any]:
         copies, counted = _unwaited(ledger, counts)
         record = session.calls[-1]
         fallback = tuple(line for line in (record.kernel_line,) if line is not None)
-        if copies:
+        short = _short_wait(ledger) if copies or counts else None
+        if short is not None:
+            session.unbalanced.append(short_wait_finding(*short, session.learner_file, fallback))
+        elif copies:
             session.unbalanced.append(unwaited_finding(copies, counted, session.learner_file, fallback))
         elif counts:  # a semaphore_signal that no semaphore_wait took
             session.unbalanced.append(Finding(

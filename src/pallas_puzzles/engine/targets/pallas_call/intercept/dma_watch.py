@@ -20,7 +20,6 @@ what a correct kernel computes.
 from __future__ import annotations
 
 import functools
-import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from typing import Any
 from pallas_puzzles.engine.learner_lines import learner_call_site
 from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.explain import lowering
-from pallas_puzzles.engine.targets.pallas_call.intercept import dma_ledger
+from pallas_puzzles.engine.targets.pallas_call.intercept import core_threads, core_waits, dma_ledger, semaphore_bounds
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, active
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -49,18 +48,35 @@ class RaceReport(RuntimeError):
 
 def mode_for_case(index: int) -> str:
     """When copies land in a shape case, as hardware may do either: only when a wait needs their
-    bytes, newest first, in even cases (so a wait that another copy satisfies leaves the awaited
-    data unlanded); at their start in odd ones (so a copy that lands early overwrites what is
-    still being read). The race detector sees a read that does not wait in both."""
+    bytes in even cases (so a wait that another copy satisfies leaves the awaited data unlanded);
+    at their start in odd ones (so a copy that lands early overwrites what is still being read).
+    The race detector sees a read that does not wait in both."""
     return "on_wait" if index % 2 == 0 else "eager"
+
+
+def oldest_first_for_case(index: int) -> bool:
+    """Which of the copies pending on a semaphore a wait lands first, in the cases whose copies land
+    when waited for: the newest in cases 0, 4, ... (so a wait meant for an older copy ends with the
+    newer one's bytes), the oldest in cases 2, 6, ... (so one meant for the newer ends with the older's).
+    Fixed per case: every check of a file sees the same orders."""
+    return index % 4 == 2
+
+
+class _OldestFirst(list):  # type: ignore[type-arg]
+    """A semaphore's pending copies, handed out oldest first (the interpreter pops the newest)."""
+
+    def pop(self, index: Any = -1) -> Any:
+        return super().pop(0 if index == -1 else index)
 
 
 class SemaphoreStall(RuntimeError):
     """A wait that nothing can end: no copy pending on the semaphore, its count unchanged."""
 
-    def __init__(self, waited_for: int, count: int, is_dma: bool, seconds: float) -> None:
+    def __init__(self, waited_for: int, count: int, is_dma: bool, seconds: float,
+                 cores: tuple[core_waits.CoreWait, ...] = (), of: int = 0) -> None:
         super().__init__(f"semaphore wait for {waited_for} with count {count} stalled for {seconds:.1f} s")
         self.waited_for, self.count, self.is_dma = waited_for, count, is_dma
+        self.cores, self.of = cores, of  # on several cores: every running core's stuck wait, of `of` cores
 
 
 @dataclass
@@ -71,6 +87,8 @@ class _Wait:
     is_dma: bool
     count: int
     since: float
+    where: Any = None  # JAX's record of the waiting line (a SourceInfo), when the interpreter gives one
+    seen: Any = None  # the stuck picture of the cores at the last look (core_waits)
 
 
 _waits: dict[int, _Wait] = {}  # thread ident -> the wait that thread is in
@@ -80,8 +98,12 @@ def _watch_wait(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
         core = int(global_core_id)
+        where = getattr(kwargs.get("logging_info"), "source_info", None)  # core_threads binds it to waits
+        session = active.session
+        if session is not None and session.dma_oldest_first and type(self.tasks[core]) is list:
+            self.tasks[core] = _OldestFirst(self.tasks[core])
         _waits[threading.get_ident()] = _Wait(self, int(value), core, bool(kwargs.get("has_tasks", False)),
-                                              int(self.count_by_core[core]), time.monotonic())
+                                              int(self.count_by_core[core]), time.monotonic(), where)
         try:
             return original(self, value, global_core_id, *args, **kwargs)
         finally:
@@ -99,6 +121,13 @@ def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
             return
         count = int(waiting.semaphore.count_by_core[waiting.core])
         now = time.monotonic()
+        cores = core_threads.running() if active.session.cores > 1 else None
+        if cores is not None:  # every core still running waits, and nothing can end a wait: twice in a row
+            stuck = core_waits.stuck((_core_wait(w) for w in list(_waits.values())), cores[1])
+            seen, waiting.seen = waiting.seen, core_waits.picture(stuck) if stuck else None
+            if stuck and seen == waiting.seen:
+                raise SemaphoreStall(waiting.value, count, waiting.is_dma, now - waiting.since, stuck, len(cores[0]))
+            return
         # With one core nothing runs beside the wait: no copy pending on the semaphore means no signal can come.
         limit = STALL_SECONDS if active.session.cores > 1 else 0.0
         if count != waiting.count or waiting.semaphore.tasks[waiting.core] or count >= waiting.value:
@@ -107,6 +136,12 @@ def _watch_check_failed(original: Callable[..., Any]) -> Callable[..., Any]:
             raise SemaphoreStall(waiting.value, count, waiting.is_dma, now - waiting.since)
 
     return check_failed
+
+
+def _core_wait(wait: _Wait) -> core_waits.CoreWait:
+    semaphore, core = wait.semaphore, wait.core
+    return core_waits.CoreWait(core, wait.value, int(semaphore.count_by_core[core]), bool(semaphore.tasks[core]),
+                               wait.where)
 
 
 def _raise_race(*parts: Any, **_: Any) -> None:
@@ -148,18 +183,19 @@ def _count_copies(original: Callable[..., Any], overlap: Callable[[Any, Any], bo
     return check
 
 
-_dma_numbers = itertools.count()
-
-
 def _next_virtual_core(self: Any) -> int:
     """Each DMA gets a coordinate of its own in the race detector's vector clocks, in turn.
 
     The interpreter draws it at random, and by default from a range of one: two copies that share
     a coordinate look ordered, so a real race between them can go unseen, and a check could pass
-    or fail by chance. Round robin over a wide clock (session.VECTOR_CLOCK_SIZE) is repeatable.
+    or fail by chance. Round robin over a wide clock (session.VECTOR_CLOCK_SIZE) is repeatable:
+    numbered from 0 in each kernel's memory, the same copies get the same coordinates in every run,
+    whatever the process ran before.
     """
     cores = int(self.num_cores)
-    return cores + next(_dma_numbers) % (int(self.vector_clock_size) - cores)
+    number = self.__dict__.get("_copies_numbered", 0)
+    self.__dict__["_copies_numbered"] = number + 1
+    return cores + number % (int(self.vector_clock_size) - cores)
 
 
 def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -207,6 +243,9 @@ def _as_if_on_a_tpu(original: Callable[..., Any]) -> Callable[..., Any]:
 
         @functools.wraps(pipeline)
         def run(*refs: Any, **run_kwargs: Any) -> Any:
+            line = learner_call_site(session.learner_file)
+            if session.calls and line is not None:
+                session.calls[-1].pipelines.append(line)
             with lowering.target_tpu():
                 return pipeline(*refs, **run_kwargs)
 
@@ -229,6 +268,8 @@ def install() -> None:
         jax_private.interpreter(), jax_private.race_detection_state(), jax_private.shared_memory())
 
     dma_ledger.hook(interpret_pallas_call, shared_memory)
+    core_threads.install()
+    semaphore_bounds.install()
 
     shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
     shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core

@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pallas_puzzles.engine.targets.pallas_call import jax_private
@@ -67,17 +67,42 @@ def eagerly(limit: int, numpy_ops: bool = True) -> Iterator[None]:
         _state.limit, _state.numpy_ops = previous
 
 
+def interpreting() -> bool:
+    """Is this thread inside an eager interpretation?"""
+    return bool(getattr(_state, "interpreting", 0))
+
+
+@contextlib.contextmanager
+def joined(limit: int, numpy_ops: bool) -> Iterator[None]:
+    """Make another thread part of the eager interpretation that started it (a simulated core
+    run eagerly by eager_cores.py): there nothing is traced, so numpy may answer throughout."""
+    _state.limit, _state.numpy_ops = limit, numpy_ops
+    _state.interpreting, _state.numpy_here = 1, numpy_ops
+    try:
+        yield
+    finally:
+        _state.interpreting, _state.numpy_here = 0, False
+
+
+def settings() -> tuple[int, bool]:
+    """This thread's (grid limit, numpy_ops), for a thread that joins its interpretation."""
+    return _limit(), getattr(_state, "numpy_ops", False)
+
+
 def launcher(call: Callable[..., Any]) -> Callable[..., Any]:
     """The function pl.pallas_call returned, without its jax.jit where calls may run eagerly."""
     return getattr(call, "__wrapped__", call) if _limit() else call
 
 
-def grid_points(grid_mapping: Any) -> float:
-    """How many grid points a call runs; infinite when the grid is only known at run time."""
-    sizes = tuple(grid_mapping.grid)
-    if not all(isinstance(size, int) for size in sizes):
+def grid_points(grid_mapping: Any, args: Sequence[Any] = ()) -> float:
+    """How many grid points a call runs. A size given at run time is the call's leading operand:
+    read when it holds a value (an eager call), infinite when it is traced."""
+    dynamic = iter(args[: grid_mapping.num_dynamic_grid_bounds])
+    sizes = [size if isinstance(size, int) else next(dynamic, None) for size in grid_mapping.grid]
+    try:
+        return math.prod(int(size) for size in sizes)  # type: ignore[arg-type]
+    except TypeError:  # a traced size (JAX raises a TypeError of its own), or None: not known yet
         return math.inf
-    return math.prod(sizes)
 
 
 def _interpret_eagerly(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -87,7 +112,7 @@ def _interpret_eagerly(original: Callable[..., Any]) -> Callable[..., Any]:
     interpreter = jax_private.interpreter()
 
     def impl(*args: Any, interpret: Any = None, **params: Any) -> Any:
-        if not isinstance(interpret, InterpretParams) or grid_points(params["grid_mapping"]) > _limit():
+        if not isinstance(interpret, InterpretParams) or grid_points(params["grid_mapping"], args) > _limit():
             return original(*args, interpret=interpret, **params)
         _state.interpreting = getattr(_state, "interpreting", 0) + 1
         outer_numpy = getattr(_state, "numpy_here", False)

@@ -19,9 +19,11 @@ from pallas_puzzles.engine.targets.pallas_call.intercept import (
     eager,
     grid_order,
     index_maps,
+    kernel_launch,
     negative_indices,
     poison,
     sentinel,
+    stand_ins,
     static_slices,
     tpu_blocks,
 )
@@ -50,7 +52,7 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
         if prefetch is not None:
             index_maps.check_index_maps(record, prefetch, session.allow_revisits)
         if not session.run_kernels:
-            return _stand_in(out_shape, operands, record.kernel_name) if session.stand_ins else _zeros_like(out_shape)
+            return stand_ins.outputs(out_shape, operands, session.stand_ins, record.kernel_name)
         run_kernel, run_kwargs = kernel, dict(kwargs)
         if session.backend.interprets:
             aliased = set((kwargs.get("input_output_aliases") or {}).values())
@@ -68,32 +70,6 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
         return jax.block_until_ready(out) if record.results else out
 
     return call
-
-
-def _zeros_like(out_shape: Any) -> Any:
-    """Stand-in outputs of a pallas_call whose kernel is not run (numpy: nothing to compile)."""
-    import jax
-    import numpy as np
-
-    return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), out_shape)
-
-
-class StandIn:
-    """What a pallas_call becomes in a traced launcher: a callback on its operands that would give zeros
-    (never run). Launcher readers tell it from the learner's own callbacks by its class."""
-
-    def __init__(self, out_shape: Any, kernel_name: str) -> None:
-        self.out_shape, self.kernel_name = out_shape, kernel_name
-
-    def __call__(self, *_: Any) -> Any:
-        return _zeros_like(self.out_shape)
-
-
-def _stand_in(out_shape: Any, operands: Any, kernel_name: str) -> Any:
-    """A pallas_call as an opaque operation on its operands, for a traced launcher (never run)."""
-    import jax
-
-    return jax.pure_callback(StandIn(out_shape, kernel_name), out_shape, *operands, vmap_method="broadcast_all")
 
 
 def _in_order(params: Any) -> Any:
@@ -114,6 +90,7 @@ def install() -> None:
     if _original_pallas_call is None:
         _original_pallas_call = pl.pallas_call
         pl.pallas_call = strict_pallas_call
+    kernel_launch.install()
     poison.install()
     static_slices.install()
     negative_indices.install()

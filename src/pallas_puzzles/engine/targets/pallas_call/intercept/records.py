@@ -43,6 +43,7 @@ class Ledger:
 
     copies: dict[int, Copy] = field(default_factory=dict)
     hbm_buffers: list[int] = field(default_factory=list)  # allocation order: inputs, then outputs
+    waits: list[tuple[int, int, int, Any]] = field(default_factory=list)  # (semaphore, core, bytes, where), in order
 
     def pending_on(self, semaphore: int, core: int) -> list[Copy]:
         return [c for c in self.copies.values() if c.semaphore == semaphore and c.core == core and not c.landed]
@@ -63,6 +64,7 @@ class BlockInfo:
     covered: np.ndarray | None = None  # outputs: elements some grid point's block covers
     dtype: str = ""
     block_indices: list[tuple[int, ...]] | None = None  # per grid step, in grid order, once evaluated
+    pipeline_mode: Any = None  # the BlockSpec's pipeline_mode (pl.Buffered(n)), if it asks for one
 
 
 @dataclass
@@ -89,6 +91,10 @@ class CallRecord:
     scratch: list[ScratchInfo] = field(default_factory=list)
     ledger: Ledger = field(default_factory=Ledger)  # the manual copies the kernel started (dma_ledger)
     results: tuple[Any, ...] = ()  # the call's outputs as it returned them (arrays; empty under a trace)
+    # Where the kernel runs inner pipelines (pltpu.emit_pipeline): the copies Pallas starts for them are
+    # traced too deep in Pallas for JAX to record the learner's line, so findings name these.
+    pipelines: list[SourceLine] = field(default_factory=list)
+    aliases: dict[int, int] = field(default_factory=dict)  # input_output_aliases: operand index -> output index
     # The arrays it was given (None for a tracer, under jit or vmap), compared with the launcher's trace:
     # a launcher must compute the same when traced as when it runs (launcher_trace.unlike_the_run).
     operands: tuple[Any, ...] = ()

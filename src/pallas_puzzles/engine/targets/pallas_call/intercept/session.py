@@ -56,9 +56,11 @@ class StrictSession:
     # The kernel runs on several devices at once (the tpu-multichip target): a device may wait long for
     # another, so only that target's watchdog, which sees every device, may call a wait stuck.
     multi_device: bool = False
-    # When a manual copy lands: "eager" (at its start) or "on_wait" (only when a wait needs its bytes,
-    # the most recent copy on the semaphore first). Hardware may do either, so cases alternate.
+    # When a manual copy lands: "eager" (at its start) or "on_wait" (only when a wait needs its bytes).
+    # Hardware may do either, so cases alternate (dma_watch.mode_for_case).
     dma_mode: str = "eager"
+    # With "on_wait": a wait lands the oldest of the copies pending on its semaphore first (else the newest).
+    dma_oldest_first: bool = False
     # Refuse block shapes that Mosaic would not compile (puzzles whose only hardware is a TPU).
     tpu_block_rules: bool = False
     # False: record each pallas_call and check its index maps, but run no kernel (its outputs are

@@ -11,7 +11,9 @@ a TPU with 8 sublanes of 128 lanes:
 - a block of rank 1: the whole array, a multiple of 8 * 128, or a power of
   two of at least 128 elements per 32-bit word (256 for bfloat16, 512 for int8).
 Operands left in HBM (pl.ANY), in SMEM without a window, and semaphores have
-no block to check; tests/engine/test_tpu_blocks.py compares this with the lowering.
+no block to check. A BlockSpec's pipeline_mode must be pl.Buffered(1) or (2), without
+lookahead (lower_jaxpr_into_pipelined_module), which the interpreter does not model;
+tests/engine/test_tpu_blocks.py compares this with the lowering.
 """
 
 from __future__ import annotations
@@ -36,8 +38,26 @@ def _bits(dtype: str) -> int:
     return int(found[-1]) if found else 32
 
 
+def _buffering(mode: object) -> str | None:
+    """Why Mosaic's pallas_call pipeline would refuse this pipeline_mode (pl.Buffered), or None. Its
+    lowering (lower_jaxpr_into_pipelined_module) takes one or two buffers and no lookahead; only
+    emit_pipeline takes more."""
+    count = getattr(mode, "buffer_count", None)
+    if mode is None or count is None:
+        return None
+    if not isinstance(count, int) or not 1 <= count <= 2:
+        return (f"it asks for pl.Buffered({count}), and a pallas_call's pipeline has only single (1) and double (2) "
+                "buffering (emit_pipeline takes more)")
+    if getattr(mode, "use_lookahead", False):
+        return "it asks for a lookahead, which a pallas_call's pipeline does not do (emit_pipeline does)"
+    return None
+
+
 def problem(info: BlockInfo) -> str | None:
     """Why Mosaic would refuse this operand's block, or None."""
+    buffering = _buffering(info.pipeline_mode)
+    if buffering is not None:
+        return buffering
     if info.block_dims is None or info.block_shape is None:
         return None  # the whole array (no BlockSpec), or element offsets: nothing to check
     if memory_space_name(info.memory_space) in _UNCHECKED:
@@ -64,7 +84,8 @@ def check(record: CallRecord) -> None:
     for info in record.inputs + record.outputs:
         why = problem(info)
         if why is not None:
-            rule = "rank 1 block shapes" if len(info.block_dims or ()) == 1 else "divisible by 8 and 128"
+            rule = ("buffering are supported" if _buffering(info.pipeline_mode) is not None
+                    else "rank 1 block shapes" if len(info.block_dims or ()) == 1 else "divisible by 8 and 128")
             raise StrictViolation(Finding(
                 FindingKind.TPU_LOWERING,
                 f"{info.role.capitalize()} {info.name} would not compile for a TPU, the only hardware this "

@@ -1,0 +1,130 @@
+"""Whether a kernel computes while its copies fly, read from the kernel's jaxpr in program order.
+
+The interpreter has no clock: what a TPU overlaps is what the kernel's program puts between a
+copy's start and the wait for it. "Computing" means a product that reaches the output: a
+`dot_general` (or a multiplication of two values read from memory) whose result is stored,
+then or later, into one of the kernel's outputs. A store of zeros or of a copied block between
+the start and the wait is not compute; a product computed before the wait and stored after it is.
+
+Program order is the jaxpr's: both branches of a `pl.when` count where the `cond` stands, a
+loop body once, and the kernel body repeats at the next grid step, so the wait for a copy
+started late in a step may come early in the next one. hooks.py calls `idle_copies` as the
+interpreter traces each kernel; the monitor holds the starts it returns for the kernel's run.
+
+No jax import: jaxprs are read through their attributes (eqns, invars, outvars, params).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+_EMPTY: frozenset[int] = frozenset()
+
+
+def _sub_jaxprs(eqn: Any) -> list[Any]:
+    """The jaxprs inside an equation's parameters (cond branches, loop bodies, jit calls), as Jaxprs."""
+    found = []
+    for value in eqn.params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            jaxpr = getattr(item, "jaxpr", item)
+            if hasattr(jaxpr, "eqns") and hasattr(jaxpr, "invars"):
+                found.append(jaxpr)
+    return found
+
+
+def _tail(outer: Sequence[Any], inner: Sequence[Any]) -> list[tuple[Any, Any]]:
+    """Operands paired with a sub-jaxpr's variables from the end (a cond's index, a while loop's
+    predicate constants and a scoped allocation's new refs have no partner)."""
+    n = min(len(outer), len(inner))
+    return list(zip(outer[len(outer) - n:], inner[len(inner) - n:]))
+
+
+class _Flow:
+    """Which values derive from memory reads, from which products, and which products reach an output."""
+
+    def __init__(self) -> None:
+        self.data: set[Any] = set()  # variables computed from loaded values
+        self.made_by: dict[Any, frozenset[int]] = {}  # variable -> the products it derives from
+        self.useful: set[int] = set()  # products stored into an output
+
+    def of(self, var: Any) -> frozenset[int]:
+        return _EMPTY if hasattr(var, "val") else self.made_by.get(var, _EMPTY)  # a Literal has .val
+
+    def is_data(self, var: Any) -> bool:
+        return not hasattr(var, "val") and var in self.data
+
+    def walk(self, jaxpr: Any, outputs: set[Any]) -> None:
+        for eqn in jaxpr.eqns:
+            name = eqn.primitive.name
+            made = frozenset().union(*(self.of(v) for v in eqn.invars))
+            subs = _sub_jaxprs(eqn)
+            if subs:
+                self._enter(eqn, subs, outputs)
+                continue
+            if name == "swap" and eqn.invars[0] in outputs:
+                self.useful |= self.of(eqn.invars[1])
+            if is_product(eqn, self.is_data):
+                made = made | {id(eqn)}
+            for out in eqn.outvars:
+                self.made_by[out] = made
+                if name == "get" or any(self.is_data(v) for v in eqn.invars):
+                    self.data.add(out)
+
+    def _enter(self, eqn: Any, subs: list[Any], outputs: set[Any]) -> None:
+        for _ in range(2):  # twice: what a loop carries into its next iteration
+            for sub in subs:
+                inner_outputs = set()
+                for outer, inner in _tail(eqn.invars, sub.invars):
+                    self.made_by[inner] = self.of(outer)
+                    if self.is_data(outer):
+                        self.data.add(inner)
+                    if outer in outputs:
+                        inner_outputs.add(inner)
+                self.walk(sub, outputs | inner_outputs)
+                for outer, inner in _tail(eqn.outvars, sub.outvars):
+                    self.made_by[outer] = self.made_by.get(outer, _EMPTY) | self.of(inner)
+                    if self.is_data(inner):
+                        self.data.add(outer)
+
+
+def is_product(eqn: Any, is_data: Any) -> bool:
+    if eqn.primitive.name == "dot_general":
+        return True
+    return eqn.primitive.name == "mul" and len(eqn.invars) == 2 and all(is_data(v) for v in eqn.invars)
+
+
+def _in_order(jaxpr: Any) -> Iterator[tuple[str, Any]]:
+    """("start" | "wait" | "compute", equation), in program order, sub-jaxprs where they stand."""
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        subs = _sub_jaxprs(eqn)
+        for sub in subs:
+            yield from _in_order(sub)
+        if name == "dma_start":
+            yield "start", eqn
+        elif name.startswith("dma_wait"):
+            yield "wait", eqn
+        elif not subs:
+            yield "compute", eqn
+
+
+def idle_copies(jaxpr: Any, outputs: Sequence[Any]) -> dict[int, Any]:
+    """For each copy start with no product into an output before the next wait (the kernel repeating
+    at the next grid step), that wait's record of its line, keyed by id() of the start's record.
+    `outputs` are the kernel jaxpr's variables for its output refs."""
+    flow = _Flow()
+    flow.walk(jaxpr, set(outputs))
+    order = list(_in_order(jaxpr))
+    idle: dict[int, Any] = {}
+    for at, (kind, eqn) in enumerate(order):
+        if kind != "start":
+            continue
+        computed = False
+        for later_kind, later in order[at + 1:] + order[:at]:
+            if later_kind == "wait":
+                if not computed:
+                    idle[id(eqn.source_info)] = later.source_info
+                break
+            computed = computed or (later_kind == "compute" and id(later) in flow.useful)
+    return idle

@@ -1,0 +1,130 @@
+"""The overlap rule reads a kernel's jaxpr in program order (tpu_multichip/overlap.py): a copy overlaps
+compute only when a product that reaches an output runs between its start and its wait.
+
+The jaxprs here are stand-ins with the attributes overlap.py reads (no jax in this tier); the
+chapter's kernels are checked for real by the course tier (mistakes.toml, correct.toml).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pallas_puzzles.engine.targets.tpu_multichip.overlap import idle_copies
+
+
+@dataclass(frozen=True)
+class Prim:
+    name: str
+
+
+@dataclass(eq=False)
+class Var:
+    name: str
+
+
+@dataclass(eq=False)
+class Eqn:
+    primitive: Prim
+    invars: list[Any]
+    outvars: list[Any]
+    params: dict[str, Any] = field(default_factory=dict)
+    source_info: Any = None
+
+    def __post_init__(self) -> None:
+        self.source_info = object()
+
+
+@dataclass(eq=False)
+class Jaxpr:
+    invars: list[Any]
+    outvars: list[Any]
+    eqns: list[Eqn]
+
+
+class Kernel:
+    """Builds a kernel body: refs x (input), o (output), buf (scratch)."""
+
+    def __init__(self) -> None:
+        self.x, self.o, self.buf = Var("x"), Var("o"), Var("buf")
+        self.eqns: list[Eqn] = []
+
+    def op(self, name: str, *ins: Any, params: dict[str, Any] | None = None) -> Var:
+        out = Var(name)
+        self.eqns.append(Eqn(Prim(name), list(ins), [out], params or {}))
+        return out
+
+    def start(self) -> Eqn:
+        self.eqns.append(Eqn(Prim("dma_start"), [self.buf], []))
+        return self.eqns[-1]
+
+    def wait(self) -> Eqn:
+        self.eqns.append(Eqn(Prim("dma_wait"), [self.buf], []))
+        return self.eqns[-1]
+
+    def product(self) -> Var:
+        return self.op("dot_general", self.op("get", self.buf), self.op("get", self.x))
+
+    def store(self, value: Any) -> None:
+        self.op("swap", self.o, value)
+
+    def idle(self) -> dict[int, Any]:
+        return idle_copies(Jaxpr([self.x, self.o, self.buf], [], self.eqns), [self.o])
+
+
+def test_a_product_stored_between_the_start_and_the_wait_overlaps():
+    k = Kernel()
+    k.start()
+    k.store(k.product())
+    k.wait()
+    assert k.idle() == {}
+
+
+def test_a_product_computed_before_the_wait_and_stored_after_it_overlaps():
+    k = Kernel()
+    k.start()
+    product = k.product()
+    k.wait()
+    k.store(product)
+    assert k.idle() == {}
+
+
+def test_a_store_that_is_not_a_product_is_no_compute():
+    k = Kernel()
+    start = k.start()
+    k.store(k.op("broadcast_in_dim", 0.0))  # zeros into the output while the copy flies
+    wait = k.wait()
+    k.store(k.product())
+    assert k.idle() == {id(start.source_info): wait.source_info}
+
+
+def test_a_product_that_never_reaches_the_output_is_no_compute():
+    k = Kernel()
+    start = k.start()
+    k.op("swap", k.buf, k.product())  # into scratch only
+    wait = k.wait()
+    assert k.idle() == {id(start.source_info): wait.source_info}
+
+
+def test_index_arithmetic_is_no_product():
+    k = Kernel()
+    start = k.start()
+    k.store(k.op("get", k.buf, k.op("mul", k.op("program_id"), 8)))
+    wait = k.wait()
+    assert k.idle() == {id(start.source_info): wait.source_info}
+
+
+def test_the_wait_may_come_at_the_next_grid_step_inside_a_branch():
+    k = Kernel()
+    waiting = Kernel()
+    waiting.buf = Var("inner buf")
+    wait = waiting.wait()
+    branch = Jaxpr([waiting.buf], [], waiting.eqns)
+    k.op("cond", Var("pred"), k.buf, params={"branches": (Jaxpr([Var("b")], [], []), branch)})
+    k.start()
+    k.store(k.product())  # the copy started at the end of step s is waited for at step s + 1
+    assert k.idle() == {}
+    late = Kernel()
+    late.op("cond", Var("pred"), late.buf, params={"branches": (branch,)})
+    start = late.start()
+    assert late.idle() == {id(start.source_info): wait.source_info}
