@@ -109,7 +109,7 @@ def test_verify_all_reports_each_puzzle(workspace, cli, course):
     waiting = len(checkable(course.counted)) - 2  # a chapter this jax cannot run is skipped
     # Untouched stubs: one line each, counted apart from the one real failure.
     assert f"2 passed, 1 failed, {waiting} not started" in " ".join(result.output.split())
-    assert len([line for line in result.output.splitlines() if line.endswith("— not started")]) == waiting
+    assert " ".join(result.output.split()).count("— not started") == waiting  # a long title may fold its line
     assert len(result.output.splitlines()) < 120, result.output  # was 814 lines before untouched stubs got one
 
 
