@@ -8,11 +8,12 @@ are never folded, because a learner copies them.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -145,21 +146,28 @@ def chapters(progress: Progress, width: int) -> list[RenderableType]:
     return shown
 
 
-def around_current(progress: Progress, width: int, height: int) -> list[RenderableType]:
+def _lines(text: Text, width: int) -> int:
+    """How many lines `text` takes at `width` columns, folded as the terminal will fold it."""
+    return len(text.wrap(Console(width=width, file=io.StringIO()), width))
+
+
+def around_current(progress: Progress, width: int, height: int, around: int = 0) -> list[RenderableType]:
     """The chapter of the current puzzle, whole (or the puzzles around the current one where the screen
-    is short), and one line for each other chapter: what watch's `l` shows on one screen."""
+    is short), and the heading of each other chapter: what watch's `l` shows on one screen, beside
+    `around` lines of its own."""
     course = progress.course
     here = course.chapter_of(progress.current)
     puzzles = list(course.in_chapter(here))
-    # A line per puzzle; around them the progress bar, a heading per chapter, the table's head (two
-    # lines), a "…" line on each side and the footer (two lines at most).
-    room = max(3, height - len(course.chapters) - 8)
+    headings = {chapter.name: heading(chapter, progress, counts=True) for chapter in course.chapters}
+    # A line per puzzle; around them the chapters' headings (a long one folds), the table's head (two
+    # lines), a "…" line on each side and a line to spare.
+    room = max(3, height - around - sum(_lines(h, width) for h in headings.values()) - 5)
     start = max(0, min(puzzles.index(progress.current) - room // 2, len(puzzles) - room))
     shown_rows = [row(progress, p) for p in puzzles[start:start + room]]
     layout = Layout([row(progress, p) for p in course.puzzles], width, compact=True)
     shown: list[RenderableType] = []
     for chapter in course.chapters:
-        shown.append(heading(chapter, progress, counts=True))
+        shown.append(headings[chapter.name])
         if chapter == here:
             if start:
                 shown.append(Text(f"  … {start} puzzle(s) before", style="dim"))
@@ -197,7 +205,7 @@ def view(progress: Progress, width: int) -> Group:
 
 def watch_view(progress: Progress, width: int, height: int) -> Group:
     """Watch's `l`: one screen, the current chapter in full."""
-    lines: list[RenderableType] = [progress_bar(progress), *around_current(progress, width, height)]
-    lines.append(Text("`pallas-puzzles list` shows every chapter's puzzles; r checks the current one again.",
-                      style="dim"))
-    return Group(*lines)
+    bar = progress_bar(progress)
+    footer = Text("`pallas-puzzles list` shows every chapter's puzzles; r checks the current one again.", style="dim")
+    around = _lines(bar, width) + _lines(footer, width)
+    return Group(bar, *around_current(progress, width, height, around), footer)
