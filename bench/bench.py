@@ -174,7 +174,7 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
         WatchLoop,
         start_observer,
     )
-    from pallas_puzzles.worker.client import Worker
+    from pallas_puzzles.worker.client import Worker, learner_limits
     from pallas_puzzles.workspace.folder import init_workspace
     from pallas_puzzles.workspace.progress import Progress
 
@@ -192,7 +192,7 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
         wrong = solution if name else solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
         assert name or wrong != solution
         events: EventQueue = queue.Queue()
-        with Worker("interpret", target=puzzle.target) as worker:
+        with Worker("interpret", target=puzzle.target, limits=learner_limits()) as worker:  # as watch's
             worker.start()
             warm = puzzle if name else course.find(1)
             worker.check(warm, ws.exercise(warm))  # warm the worker like a watch session does

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -112,3 +117,80 @@ def swapped_maps(folder: Path) -> Path:
     swapped.write_text(text.replace(x_map, "X").replace(y_map, y_map.replace("(i,)", "(j,)"))
                        .replace("X", x_map.replace("(j,)", "(i,)")))
     return swapped
+
+
+@contextlib.contextmanager
+def ctrl_c_as_in_a_terminal() -> Iterator[None]:
+    """Processes started inside get Ctrl-C (SIGINT) as a terminal's foreground job does.
+
+    A test run started in the background (`pytest &` in a script, nohup, a CI runner) ignores SIGINT,
+    and an ignored signal stays ignored in every process it starts: Python then installs no
+    KeyboardInterrupt handler, so the SIGINT a test sends is lost and the command runs on to its
+    end (exit 0, not 130). A handled signal is reset to its default in a child, so handling it here
+    while the child starts gives the child what a shell gives a foreground command."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def as_in_a_background_run() -> Iterator[None]:
+    """SIGINT ignored, as in a test run started in the background: the condition under which the Ctrl-C
+    tests once lost their exit code 130, made the condition they always run under."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def hungry(exercises: Path) -> Path:
+    """Puzzle 1's solution in `exercises`, with a launcher that first builds a 1.5 GiB temporary."""
+    docstring = '    """The launcher: one program, one block covering the whole array."""\n'
+    hog = ("    hog = jnp.ones((3 << 27,), jnp.float32)  # 1.5 GiB\n"
+           "    x = x + hog[-1] * 0.0\n")
+    reference = (REPO / "solutions" / "01_constant_add.py").read_text()
+    assert docstring in reference
+    exercise = exercises / "01_constant_add.py"
+    exercise.write_text(reference.replace(docstring, docstring + hog))
+    return exercise
+
+
+def read_only(folder: Path) -> Callable[[], None]:
+    """Make `folder` read-only for real; returns the undo. Skips when this machine cannot."""
+    if os.geteuid() == 0:
+        try:
+            subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            pytest.skip(f"cannot bind-mount here: {exc}")
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            subprocess.run(["umount", str(folder)], check=False)
+            pytest.skip(f"cannot remount read-only here: {exc}")
+
+        def unmount() -> None:
+            subprocess.run(["umount", "-l", str(folder)], check=True)
+
+        return unmount
+    changed = [folder, *folder.rglob("*")]
+    modes = {p: p.stat().st_mode for p in changed}
+    for p in changed:
+        p.chmod(modes[p] & ~0o222)
+
+    def undo() -> None:
+        for p in reversed(changed):
+            p.chmod(modes[p])
+
+    return undo
+
+
+def heading_on_its_own_lines(lines: list[str], heading: str, width: int) -> bool:
+    """A chapter heading of `list` from the left edge: one whole line where it fits the width, else
+    folded at the width across lines of its own (never into the puzzle column)."""
+    if len(heading) <= width:
+        return heading in lines
+    start = next((i for i, line in enumerate(lines) if line.startswith(heading.split(":")[0] + ": ")), None)
+    return start is not None and " ".join(" ".join(lines[start:start + 3]).split()).startswith(heading)

@@ -50,6 +50,10 @@ class Mode(Enum):
     LOWER = "lower"  # lower for a TPU on this machine; nothing runs
 
 
+# The TPU generation `lower` lowers for: the abstract device of engine/targets/pallas_call/explain/lowering.py.
+LOWERING_CHIP = "TPU v5e"
+
+
 def validate(requested: str) -> str:
     """A backend name as typed by a user: one of CHOICES, or one sentence and exit 2."""
     value = requested.strip().lower()

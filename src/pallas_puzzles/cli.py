@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from pallas_puzzles import backends
+from pallas_puzzles import backends, versions
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.boundary import run_guarded
 from pallas_puzzles.output import Output
@@ -59,8 +59,19 @@ def _backend(ctx: typer.Context, local: str | None) -> str:
     return backends.validate(local or (ctx.obj or {}).get("backend") or backends.AUTO)
 
 
+def _show_version(wanted: bool) -> None:
+    if wanted:
+        print(versions.described())
+        raise typer.Exit()
+
+
+VersionOption = Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
+                                             help="Show the version (and jax's and Python's) and exit.")]
+
+
 @app.callback()
-def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollOption = False) -> None:
+def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollOption = False,
+                  version: VersionOption = False) -> None:
     """Without a command, start watch mode."""
     ctx.obj = {"backend": backend}
     if ctx.invoked_subcommand is None:
@@ -198,8 +209,9 @@ def grade(ctx: typer.Context,
           submissions: Annotated[list[str], typer.Argument(metavar="SUBMISSION...",
                                                            help="Workspaces, or folders of exercise files.")],
           course: Annotated[str | None, typer.Option("--course", metavar="DIR|PACKAGE",
-                                                     help="The course to grade against "
-                                                          "(default: the built-in course).")] = None,
+                                                     help="The course to grade against (default: the one "
+                                                          "the workspaces were made from, else the built-in "
+                                                          "course).")] = None,
           csv_file: Annotated[str | None, typer.Option("--csv", metavar="FILE",
                                                        help="Write the table as CSV (- for stdout; the default).")]
           = None,
@@ -233,6 +245,28 @@ def dev_new(directory: Annotated[Path, typer.Argument(metavar="DIR",
     from pallas_puzzles.commands import dev
 
     _run(lambda out: dev.cmd_new(out, directory))
+
+
+@dev_app.command("guide")
+def dev_guide() -> None:
+    """Print the course-format guide (Markdown): the files of a course, every key, the checks."""
+    from pallas_puzzles.commands import dev
+
+    _run(dev.cmd_guide)
+
+
+@dev_app.command("times")
+def dev_times(directory: Annotated[Path, typer.Argument(metavar="DIR", help="The course folder (default: here).")]
+              = Path("."),
+              write: Annotated[bool, typer.Option("--write", help="Regenerate the course's reference_times.toml.")]
+              = False,
+              only: Annotated[list[str] | None, typer.Option("--only", metavar="NAME",
+                                                             help="Measure only this puzzle (repeatable); keep "
+                                                                  "the other figures.")] = None) -> None:
+    """Time a cold check of each reference solution: the figures behind the puzzles' time limits."""
+    from pallas_puzzles.commands import dev
+
+    _run(lambda out: dev.cmd_times(out, directory, write, only or []))
 
 
 @dev_app.command("check")

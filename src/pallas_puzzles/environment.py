@@ -46,6 +46,11 @@ COURSE = Variable(
 TIME_LIMIT = Variable(
     "PALLAS_PUZZLES_TIME_LIMIT",
     "Seconds a check may run before it is stopped, instead of each puzzle's own limit; a positive number.")
+MEMORY_LIMIT = Variable(
+    "PALLAS_PUZZLES_MEMORY_LIMIT",
+    "MiB a checker may hold while it checks your kernel (`watch`, `verify`, `perf`, `lower`, `show`; JAX's own "
+    "~300 MiB included) before it is stopped, instead of half the machine's memory up to 4096; `0` for no "
+    "limit. Linux only.")
 CACHE_DIR = Variable(
     "PALLAS_PUZZLES_CACHE_DIR",
     "The folder for JAX's compilation cache, with the specs' stored answers in its `spec-outputs/` "
@@ -80,8 +85,8 @@ CHECK_SETTINGS = Family(
     "Part of the key of every stored verdict and stored spec answer: changing any of them means checking "
     "afresh.")
 
-VARIABLES: tuple[Variable, ...] = (COURSE, TIME_LIMIT, CACHE_DIR, FAST, FAST_COMPILE, XDG_CACHE_HOME, XLA_FLAGS,
-                                   JAX_PLATFORMS, GPU_PREALLOCATE)
+VARIABLES: tuple[Variable, ...] = (COURSE, TIME_LIMIT, MEMORY_LIMIT, CACHE_DIR, FAST, FAST_COMPILE, XDG_CACHE_HOME,
+                                   XLA_FLAGS, JAX_PLATFORMS, GPU_PREALLOCATE)
 FAMILIES: tuple[Family, ...] = (CHECK_SETTINGS,)
 
 

@@ -45,6 +45,11 @@ class Finding:
         if not self.explanation:
             object.__setattr__(self, "explanation", self.kind.explanation)
 
+    # Short reprs, for a notebook that shows `report.cases` or `report.findings`: the fields are there to read.
+    def __repr__(self) -> str:
+        where = f" at line {self.where[0].line}" if self.where else ""
+        return f"<finding {self.kind.id}{where}: {self.message}>"
+
 
 class ElementFault(Enum):
     """Why one output element is wrong."""
@@ -114,6 +119,9 @@ class Mismatch:
             return text + "."
         plural = "s" if len(self.stored_at) > 1 else ""
         return text + f"; they were stored at line{plural} {', '.join(str(s.line) for s in self.stored_at)}:"
+
+    def __repr__(self) -> str:
+        return f"<mismatch {self.kind.id}: {self.n_bad} of {self.total} output elements wrong>"
 
     @property
     def kind(self) -> FindingKind:
@@ -201,6 +209,10 @@ class CaseResult:
     devices: int = 0  # how many devices ran the case's kernel together (0: one, the usual)
     # On a real accelerator, when asked (perf): the median wall time of one compiled call of the launcher.
     measured_seconds: float | None = None
+
+    def __repr__(self) -> str:
+        why = f" ({self.kind.id})" if self.kind is not None and not self.passed else ""
+        return f"<case {self.label}: {'passed' if self.passed else 'failed'}{why}>"
 
     @property
     def finding(self) -> Finding | None:

@@ -48,22 +48,40 @@ def ours() -> str:
     return installed("pallas-puzzles") or "unknown"
 
 
+def described() -> str:
+    """What `--version` prints: 'pallas-puzzles 0.1.0 (jax 0.12.0.1, Python 3.12.1)'."""
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    return f"pallas-puzzles {ours()} (jax {installed_jax() or 'not installed'}, Python {python})"
+
+
 def python_for(min_jax: str) -> str:
     wanted = parse(min_jax)[:2]
     return next(python for release, python in _PYTHON_FOR_JAX if wanted >= release)
 
 
-def missing_requirement(number: int, min_jax: str, have: str | None = None, on: str = "",
-                        after: str = "") -> str | None:
-    """One sentence when this environment's jax is older than `min_jax`, else None; `on` says where
-    (" on the interpret backend"), `after` is a clause that ends the sentence."""
+def too_old(min_jax: str, have: str | None = None) -> bool:
+    """Whether this environment's jax (or `have`) is older than `min_jax` ("": any jax will do)."""
     if not min_jax:
-        return None
+        return False
     have = have if have is not None else installed_jax()
-    if have is not None and parse(have) >= parse(min_jax):
-        return None
+    return have is None or parse(have) < parse(min_jax)
+
+
+def needed_and_found(min_jax: str, have: str | None = None, on: str = "") -> str:
+    """'jax 0.12 or newer (on Python 3.12 or newer); this environment has jax 0.10.2 on Python 3.11';
+    `on` says where ("on the interpret backend")."""
+    have = have if have is not None else installed_jax()
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     found = f"jax {have}" if have else "no jax"
     where = f" {on}" if on else ""
-    return (f"Puzzle {number} needs jax {min_jax} or newer{where} (on Python {python_for(min_jax)} or newer); "
-            f"this environment has {found} on Python {python}{after}.")
+    return f"jax {min_jax} or newer{where} (on Python {python_for(min_jax)} or newer); this environment has " \
+           f"{found} on Python {python}"
+
+
+def missing_requirement(number: int, min_jax: str, have: str | None = None, on: str = "",
+                        after: str = "") -> str | None:
+    """One sentence when this environment's jax is older than `min_jax`, else None; `on` says where
+    ("on the interpret backend"), `after` is a clause that ends the sentence."""
+    if not too_old(min_jax, have):
+        return None
+    return f"Puzzle {number} needs {needed_and_found(min_jax, have, on)}{after}."

@@ -77,7 +77,7 @@ def test_metadata_is_complete(puzzle):
     assert set(puzzle.backends) <= set(backends.REGISTRY) and puzzle.supports(INTERPRET)
     assert puzzle.summary
     assert 0 < puzzle.rtol <= 0.05 and 0 < puzzle.atol <= 0.05
-    assert puzzle.reference_seconds > 0, "measure it with bench/reference_times.py --write"
+    assert puzzle.reference_seconds > 0, "measure it with `pallas-puzzles dev times ... --write`"
     assert 10 <= puzzle.limit_seconds <= 60, "a runaway kernel costs seconds, not minutes"
 
 

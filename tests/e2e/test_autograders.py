@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from pallas_puzzles.cli import app
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
+REPO = Path(__file__).resolve().parents[2]
 CHATTY = "    print('\\x1b[31mred\\x1b[0m and a bell\\x07 ' + 'x' * 600)\n"
 
 
@@ -79,7 +80,7 @@ def test_junit_has_one_test_case_per_puzzle_and_validates(verified, junit_schema
     failure = second.find("failure")
     assert failure.get("type") == "oob-block"
     assert failure.get("message").startswith("oob-block at 02_scale_blocked.py:")
-    assert "lambda i: (i + 1,)" in failure.text and "→ " in failure.text, "the verdict verify prints"
+    assert "lambda i: (i + 1,)" in failure.text, "the verdict verify prints"
     properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert properties["course.version"] == "0.1.0" and properties["backend"] == "interpret"
 
@@ -183,3 +184,21 @@ def test_the_example_workflows_command_works_in_a_clean_checkout(small_course, t
     assert [(c.get("name"), c.find("failure") is None) for c in cases] == [("01 scale", True),
                                                                           ("02 scale_blocked", False)]
     assert cases[1].find("failure").get("type") == "not-started"
+
+
+def test_autograder_documents_hold_plain_sentences_not_terminal_layout(workspace, cli):
+    """An autograder shows a failure's text as it is: no box drawing, no line folded or cut with "…"."""
+    exercise = workspace / "exercises" / "04_outer_add_blocked.py"
+    reference = (REPO / "solutions" / exercise.name).read_text()
+    exercise.write_text(reference.replace("grid=(pl.cdiv(n1, B1), pl.cdiv(n0, B0))",
+                                          "grid=(pl.cdiv(n1, B1), n0 // B0)"))
+    junit = etree.fromstring(cli.invoke(app, ["verify", "outer_add_blocked", "--format", "junit"]).stdout.encode())
+    results = json.loads(cli.invoke(app, ["verify", "outer_add_blocked", "--format", "exercism"]).stdout)
+    for text in (junit.find("testsuite/testcase/failure").text, results["tests"][0]["message"]):
+        assert not set(text) & set("╭╮╰╯│─…"), text
+        lines = text.splitlines()
+        assert lines[0] == "✗ Puzzle 4: Outer add, blocked in 2-D"
+        assert ("21600 element(s) of z_ref lie in no block that any grid point writes: with blocks of (128, 128), "
+                "a grid of (3, 1) does not cover the output of shape (300, 200).") in lines
+        assert "  04_outer_add_blocked.py:42: grid=(pl.cdiv(n1, B1), n0 // B0)," in lines
+        assert "  (0, 128): expected -0.169247, got never written" in lines

@@ -7,8 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import checkable, one_sentence
+from helpers import as_in_a_background_run, checkable, ctrl_c_as_in_a_terminal, hungry, one_sentence, run_cli
 
+from pallas_puzzles.backends import INTERPRET
+from pallas_puzzles.checking import support
 from pallas_puzzles.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +63,7 @@ def test_list_shows_every_puzzle_and_status(workspace, cli, course, monkeypatch)
         assert puzzle.file in result.output and puzzle.title in result.output
     assert "solved" in result.output and "unsolved" in result.output
     assert "no gpu*" in result.output and "TPU-only idiom" in result.output
-    assert f"1/{len(course.counted)} solved" in result.output
+    assert f"1/{len(checkable(course.counted))} solved" in result.output  # out of what this jax runs
 
 
 def test_solution_of_a_solved_puzzle_needs_no_question(workspace, cli):
@@ -107,7 +109,7 @@ def test_verify_all_reports_each_puzzle(workspace, cli, course):
     waiting = len(checkable(course.counted)) - 2  # a chapter this jax cannot run is skipped
     # Untouched stubs: one line each, counted apart from the one real failure.
     assert f"2 passed, 1 failed, {waiting} not started" in " ".join(result.output.split())
-    assert len([line for line in result.output.splitlines() if line.endswith("— not started")]) == waiting
+    assert " ".join(result.output.split()).count("— not started") == waiting  # a long title may fold its line
     assert len(result.output.splitlines()) < 120, result.output  # was 814 lines before untouched stubs got one
 
 
@@ -139,8 +141,11 @@ def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
     import sys
     import time
 
-    process = subprocess.Popen([sys.executable, "-m", "pallas_puzzles", "verify", "--all", "--solutions"],
-                               cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Deterministic: always as a test run started in the background (SIGINT ignored, and inherited so),
+    # where the command would run on to exit 0 unless it is started as a terminal starts it.
+    with as_in_a_background_run(), ctrl_c_as_in_a_terminal():
+        process = subprocess.Popen([sys.executable, "-m", "pallas_puzzles", "verify", "--all", "--solutions"],
+                                   cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         seen = ""
         deadline = time.monotonic() + 120
@@ -154,6 +159,22 @@ def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
             process.kill()
     assert process.returncode == 130
     assert "Stopped with Ctrl-C after" in rest and "Traceback" not in rest
+
+
+def test_a_corrupt_progress_file_is_rebuilt_from_solutions_and_the_stored_verdicts(workspace, cli):
+    solve(workspace, "01_constant_add.py")
+    assert cli.invoke(app, ["verify", "constant_add"]).exit_code == 0  # a pass: stored, its solution installed
+    (workspace / "solutions" / "01_constant_add.py").unlink()  # so only the stored verdict tells of this one
+    shutil.copyfile(REPO / "solutions" / "02_constant_add_blocked.py",  # and only solutions/ of this one
+                    workspace / "solutions" / "02_constant_add_blocked.py")
+    (workspace / ".pallas_puzzles" / "state.json").write_text("{not json")
+    result = cli.invoke(app, ["list"])
+    assert result.exit_code == 0, result.output
+    words = " ".join(result.output.split())
+    assert "progress was rebuilt from solutions/ and your stored verdicts: 2 puzzles solved" in words
+    assert state(workspace)["solved"] == ["constant_add", "constant_add_blocked"]
+    assert state(workspace)["current"] == "outer_add"
+    assert (workspace / ".pallas_puzzles" / "state.corrupt.json").read_text() == "{not json"
 
 
 def test_a_kept_verdict_names_the_results_folder_as_the_learner_would_type_it(workspace, cli):
@@ -178,3 +199,62 @@ def test_lower_on_an_untouched_stub_says_not_started_and_lists_no_passed_case(wo
     result = cli.invoke(app, ["lower", "constant_add_blocked"])
     assert result.exit_code == 1
     assert "You have not started puzzle 2 yet" in result.output and "passed" not in result.output
+
+
+def test_verify_after_a_pass_says_what_comes_next_and_hint_follows(workspace, cli):
+    toured = cli.invoke(app, ["verify"])  # a fresh workspace starts on the tour, which passes as it is
+    assert toured.exit_code == 0, toured.output
+    assert "Next: puzzle 1, Constant add" in " ".join(toured.output.split())
+    solve(workspace, "01_constant_add.py")
+    passed = cli.invoke(app, ["verify"])
+    assert passed.exit_code == 0, passed.output
+    words = " ".join(passed.output.split())
+    assert "Puzzle 1 (Constant add) solved!" in words
+    assert "Next: puzzle 2, Constant add, blocked" in words and "Edit exercises/02_constant_add_blocked.py" in words
+    assert state(workspace)["current"] == "constant_add_blocked"
+    assert "Puzzle 2: Constant add, blocked" in cli.invoke(app, ["hint"]).output
+    # Checking an earlier puzzle again leaves the learner where they are.
+    assert cli.invoke(app, ["verify", "constant_add"]).exit_code == 0
+    assert state(workspace)["current"] == "constant_add_blocked"
+
+
+def test_verify_all_counts_the_skipped_says_why_once_and_leaves_out_what_passing_kernels_printed(workspace, cli,
+                                                                                               course):
+    solve(workspace, "01_constant_add.py")
+    result = cli.invoke(app, ["verify", "--all"])
+    assert result.exit_code == 1, result.output  # not every puzzle passes: most are not started
+    lines = result.output.splitlines()
+    skipped = len(course.puzzles) - len(checkable(course.puzzles))  # a chapter this jax cannot run
+    waiting = len(checkable(course.counted)) - 1
+    assert lines[-1] == f"2 passed, {waiting} not started" + (f", {skipped} skipped" if skipped else "")
+    said = [line for line in lines if line.startswith("Skipped:")]
+    refused = [support.refusal(p, INTERPRET) for p in course.puzzles if p not in checkable(course.puzzles)]
+    reasons = {r.reason or r.sentence for r in refused if r is not None}
+    assert len(said) == len(reasons), said  # one sentence per reason, naming every puzzle skipped for it
+    if skipped:
+        assert any("need jax 0.12 or newer" in line and "puzzles 37–43" in line for line in said), said
+    assert "program 0: elements" not in result.output  # the tour's jax.debug.print, shown by `verify 0` alone
+
+
+def test_lower_says_what_it_checked_not_that_a_tpu_ran_it(workspace, cli):
+    lowered = cli.invoke(app, ["lower", "constant_add", "--solution"])
+    assert lowered.exit_code == 0, lowered.output
+    words = " ".join(lowered.output.split())
+    assert "Mosaic lowers it for a TPU v5e in 3 shape cases" in words and "nothing ran on a TPU" in words
+    assert "backend tpu" not in words
+    blocked = workspace / "exercises" / "02_constant_add_blocked.py"
+    blocked.write_text((REPO / "solutions" / blocked.name).read_text().replace("\nB = 128", "\nB = 100"))
+    refused = cli.invoke(app, ["lower", "constant_add_blocked"])
+    assert refused.exit_code == 1, refused.output
+    assert "Mosaic's lowering for a TPU v5e" in refused.output and "backend tpu" not in refused.output
+
+
+def test_verify_stops_a_kernel_over_the_memory_limit_in_one_sentence(workspace):
+    hungry(workspace / "exercises")
+    stopped = run_cli("verify", "constant_add", cwd=workspace, env={"PALLAS_PUZZLES_MEMORY_LIMIT": "700"})
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert ("Your kernel took more than 700 MiB of memory (set PALLAS_PUZZLES_MEMORY_LIMIT to more MiB to allow "
+            "it) and was stopped") in " ".join(stopped.stdout.split()).replace("│ ", "")
+    assert "Traceback" not in stopped.stdout + stopped.stderr
+    wrong = run_cli("verify", "constant_add", cwd=workspace, env={"PALLAS_PUZZLES_MEMORY_LIMIT": "lots"})
+    assert wrong.returncode == 2 and "whole number of MiB" in one_sentence(wrong.stderr + wrong.stdout)

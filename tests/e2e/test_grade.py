@@ -9,7 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
-from helpers import run_cli
+from helpers import one_sentence, run_cli
 
 from pallas_puzzles.cli import app
 
@@ -71,6 +71,20 @@ def test_a_kernel_over_the_memory_limit_is_stopped_and_a_missing_file_is_marked(
                                           "hungry,0,2,missing,fail:memory"]
 
 
+def test_without_course_workspaces_are_graded_against_their_own_course_and_a_mix_is_refused(small_course, tmp_path):
+    for name, course in (("ada", str(small_course)), ("bob", str(small_course)), ("carol", "builtin")):
+        made = run_cli("init", "--course", course, name, cwd=tmp_path)
+        assert made.returncode == 0, made.stdout + made.stderr
+    _solve(small_course, tmp_path / "ada", "01_scale.py")
+    graded = run_cli("grade", "ada", "bob", cwd=tmp_path)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    assert graded.stdout.splitlines() == ["submission,passed,total,scale,scale_blocked",
+                                          "ada,1,2,pass,fail:not-started", "bob,0,2,fail:not-started,fail:not-started"]
+    assert "Grading against Small course" in graded.stderr and "warning" not in graded.stderr
+    mixed = run_cli("grade", "ada", "carol", cwd=tmp_path)
+    assert mixed.returncode == 2 and mixed.stdout == ""
+    words = one_sentence(mixed.stderr)
+    assert "come from different courses" in words and "'small-course'" in words and "'pallas-puzzles'" in words
 
 
 def test_grade_refuses_answers_that_do_not_come_from_the_kernel(tmp_path: Path):

@@ -77,6 +77,10 @@ print("DIR", all(name in dir(pp) for name in ("check", "show", "exercise", "hint
 pp.list()""",
     # 7: the exercise's docstring is shown once, as text above the code
     """pp.exercise(1)""",
+    # 8: the verdict's parts as data read at a glance, not as dumps of the dataclasses behind them
+    """print("CASES", good.cases, bad.cases)
+print("FINDINGS", oob.findings)
+oob.cases""",
 ]
 
 
@@ -98,7 +102,7 @@ def test_notebook_checks_and_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
-    exercise, good, bad, oob, show, printed, course, markdown = (cell.outputs for cell in notebook.cells)
+    exercise, good, bad, oob, show, printed, course, markdown, parts = (cell.outputs for cell in notebook.cells)
     # One output per displayed verdict: the HTML, with no second (terminal) panel beside it.
     for outputs in (good, bad, oob):
         displayed = [o for o in outputs if o.get("output_type") in ("execute_result", "display_data")]
@@ -131,6 +135,18 @@ def test_notebook_checks_and_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     page = [o["data"]["text/markdown"] for o in markdown if "text/markdown" in o.get("data", {})][0]
     assert page.count("A Pallas kernel never sees whole arrays") == 1 and "def constant_add_kernel" in page
+
+    # text/plain beside the HTML is plain text: no terminal colour codes for nbconvert or an autograder to show.
+    for outputs in (good, bad, oob):
+        plain = next(o for o in outputs if o.get("output_type") == "execute_result")["data"]["text/plain"]
+        assert "\x1b[" not in plain and "Puzzle" in plain, plain
+
+    said = _stdout(parts)
+    assert ("CASES [<case N=32: passed>, <case N=7; x scaled by 1000: passed>, <case N=100: passed>] "
+            "[<case N=32: failed (mismatch-wrong)>]") in said, said
+    assert "FINDINGS [<finding oob-read at line 4: Out-of-bounds read at grid point (1,)" in said, said
+    shown = next(o for o in parts if o.get("output_type") == "execute_result")["data"]["text/plain"]
+    assert shown.startswith("[<case N=200: failed (oob-read)>") and len(shown) < 200, shown
 
     frame = _html(show)
     assert frame.startswith("<iframe srcdoc=") and "grid-points" in frame and "pp-data" in frame

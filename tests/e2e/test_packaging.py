@@ -60,6 +60,14 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path):
     assert (sorted(p.name for p in (tmp_path / "my-course" / "exercises").iterdir())
             == ["01_scale.py", "02_scale_blocked.py"])
     assert (Path(where.strip()).parent / "course" / "builtin" / "mistakes.toml").is_file()
+    # What dev new points a pip-installed author at works from the wheel alone: the guide, the time limits.
+    assert "`pallas-puzzles dev guide`" in started.stdout and "`pallas-puzzles dev times my-course" in started.stdout
+    guide = subprocess.run([str(command), "dev", "guide"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert guide.returncode == 0 and guide.stdout == (REPO / "docs" / "course-format.md").read_text()
+    timed = subprocess.run([str(command), "dev", "times", "my-course", "--only", "scale", "--write"],
+                           cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert timed.returncode == 0, timed.stdout + timed.stderr
+    assert "puzzle  1 scale:" in timed.stdout and (tmp_path / "my-course" / "reference_times.toml").is_file()
 
 
 @pytest.mark.slow

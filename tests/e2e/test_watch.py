@@ -17,21 +17,22 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import COURSE
+from helpers import COURSE, as_in_a_background_run, ctrl_c_as_in_a_terminal, hungry
 
 from pallas_puzzles.watch import (
     GOODBYE,
 )
 from pallas_puzzles.workspace.folder import Workspace, init_workspace
-from pallas_puzzles.workspace.state import load_state
+from pallas_puzzles.workspace.state import State, load_state, save_state
 
 REPO = Path(__file__).resolve().parents[2]
 FIRST = "01_constant_add.py"
 SOLUTION_1 = (REPO / "solutions" / FIRST).read_text()
 @pytest.fixture()
 def workspace(tmp_path: Path) -> Iterator[Path]:
-    """A fresh workspace, made without the CLI so these tests depend only on watch mode's own contracts."""
-    init_workspace(tmp_path / "ws", COURSE)
+    """A fresh workspace, made without the CLI so these tests depend only on watch mode's own contracts,
+    of a learner who has read the tour and is on puzzle 1."""
+    save_state(init_workspace(tmp_path / "ws", COURSE), State(current="constant_add", course=COURSE.name))
     with contextlib.chdir(tmp_path / "ws"):
         yield tmp_path / "ws"
 
@@ -61,11 +62,12 @@ class WatchProcess:
     """`python -m pallas_puzzles watch --backend interpret`, in line mode (stdin is a pipe)."""
 
     def __init__(self, workspace: Path, env: dict[str, str] | None = None) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pallas_puzzles", "watch", "--backend", "interpret"],
-            cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env={**os.environ, "COLUMNS": "120", **(env or {})},
-        )
+        with as_in_a_background_run(), ctrl_c_as_in_a_terminal():  # the test sends it SIGINT, whoever started the run
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "pallas_puzzles", "watch", "--backend", "interpret"],
+                cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                text=True, env={**os.environ, "COLUMNS": "120", **(env or {})},
+            )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -141,5 +143,20 @@ def test_a_save_stops_a_never_ending_kernel_and_ctrl_c_says_goodbye(workspace: P
         watch.process.send_signal(signal.SIGINT)
         assert watch.process.wait(timeout=60) == 130  # Ctrl-C: the exit code every command gives it
         assert watch.text.rstrip().endswith(GOODBYE), watch.text
+    finally:
+        watch.kill()
+
+
+@pytest.mark.slow
+def test_watch_stops_a_kernel_over_the_memory_limit_and_carries_on(workspace: Path) -> None:
+    watch = WatchProcess(workspace, env={"PALLAS_PUZZLES_MEMORY_LIMIT": "700"})
+    try:
+        assert watch.wait_for("You have not started puzzle 1", timeout=120), watch.text
+        hungry(workspace / "exercises")
+        assert watch.wait_for("Your kernel took more than 700 MiB of memory", timeout=120), watch.text
+        shutil.copyfile(REPO / "solutions" / FIRST, workspace / "exercises" / FIRST)
+        assert watch.wait_for("solved!", timeout=120), watch.text  # a fresh checker took over
+        watch.type("q")
+        assert watch.process.wait(timeout=60) == 0
     finally:
         watch.kill()

@@ -24,7 +24,7 @@ def test_init_writes_a_workspace_and_refuses_to_overwrite(tmp_path, cli, course)
     assert sorted(p.name for p in (target / "exercises").iterdir()) == sorted(p.file for p in course.puzzles)
     assert (target / "solutions").is_dir() and not any((target / "solutions").iterdir())
     assert (target / "README.md").is_file()
-    assert state(target)["current"] == course.counted[0].name
+    assert state(target)["current"] == course.puzzles[0].name  # the tour: where a newcomer starts
     (target / "exercises" / course.puzzles[-1].file).write_text("# my work\n")
     again = cli.invoke(app, ["init", str(target)])
     assert again.exit_code == 2
@@ -124,8 +124,8 @@ def test_corrupt_state_is_recovered_with_a_warning(workspace, cli):
     (workspace / ".pallas_puzzles" / "state.json").write_text("{not json")
     result = cli.invoke(app, ["list"])
     assert result.exit_code == 0
-    assert "warning:" in result.output and "unreadable" in result.output
-    assert state(workspace)["current"] == "constant_add"
+    assert "warning:" in result.output and "unreadable" in result.output and "starts afresh" in result.output
+    assert state(workspace)["current"] == "tour"  # nothing was solved: a fresh start, on the tour
     assert (workspace / ".pallas_puzzles" / "state.corrupt.json").read_text() == "{not json"
 
 

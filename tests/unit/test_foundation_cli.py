@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 
-from helpers import one_sentence
+from helpers import REPO, heading_on_its_own_lines, one_sentence
 
 from pallas_puzzles.cli import app
 
@@ -101,6 +103,18 @@ def test_solution_prints_code_a_learner_can_copy(workspace, cli):
     assert any(line.startswith("def constant_add(") for line in lines), result.output
 
 
+def test_solution_piped_to_a_file_is_the_solution_file_itself(workspace, tmp_path):
+    """`pallas-puzzles solution 4 > mine.py` at 80 columns: no line cut at the width, no padding."""
+    mine = tmp_path / "mine.py"
+    done = subprocess.run(f"{sys.executable} -m pallas_puzzles solution outer_add_blocked --yes > {mine}", shell=True,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    reference = (REPO / "solutions" / "04_outer_add_blocked.py").read_text()
+    assert max(len(line) for line in reference.splitlines()) > 80  # the lines a terminal would fold
+    assert mine.read_text() == reference
+    ast.parse(mine.read_text())
+
+
 def test_the_last_hint_says_solution_asks_first(workspace, cli, course):
     for _ in course.find("constant_add").hints:
         result = cli.invoke(app, ["hint", "constant_add"])
@@ -117,13 +131,45 @@ def test_list_keeps_file_names_whole_at_60_columns(workspace, cli, course, monke
         assert puzzle.file in result.output, puzzle.file
 
 
+def test_list_at_80_and_100_columns_gives_each_chapter_title_its_own_whole_line(workspace, cli, course, monkeypatch):
+    for width in (80, 100):
+        monkeypatch.setenv("COLUMNS", str(width))
+        lines = cli.invoke(app, ["list"]).output.splitlines()
+        assert max(len(line) for line in lines) <= width
+        for chapter in course.chapters:
+            heading = f"Chapter {chapter.number}: {chapter.title}"
+            assert heading_on_its_own_lines(lines, heading, width), (width, heading)  # not in a column
+        for puzzle in course.puzzles:
+            assert any(puzzle.file in line for line in lines), (width, puzzle.file)  # file names whole
+
+
 def test_list_json_is_one_document(workspace, cli, course):
     result = cli.invoke(app, ["list", "--json"])
     assert result.exit_code == 0
     document = json.loads(result.stdout)
     assert [p["puzzle"] for p in document["puzzles"]] == [p.number for p in course.puzzles]
-    assert document["current"] == 1 and document["solved"] == 0 and document["total"] == len(course.counted)
+    assert document["current"] == 0 and document["solved"] == 0 and document["total"] == len(course.counted)
     assert {"name", "title", "file", "status", "backends", "hints", "hints_seen"} <= set(document["puzzles"][1])
+
+
+def test_version_names_the_package_jax_and_python():
+    done = subprocess.run([sys.executable, "-m", "pallas_puzzles", "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    python = ".".join(map(str, sys.version_info[:3]))
+    assert re.fullmatch(rf"pallas-puzzles \S+ \(jax \S+, Python {re.escape(python)}\)\n", done.stdout), done.stdout
+
+
+def test_every_command_that_takes_a_puzzle_says_which_name_was_meant(workspace, cli):
+    commands = (["verify"], ["lower"], ["perf"], ["show"], ["hint"], ["solution", "--yes"], ["reset", "--yes"])
+    for command in commands:
+        result = cli.invoke(app, [command[0], "outer_ad", *command[1:]])
+        assert result.exit_code == 2, (command, result.output)
+        assert "did you mean 'outer_add' (puzzle 3)?" in one_sentence(result.output), command
+    # A number out of range or a name like no puzzle's gets the range, not a guess.
+    for key in ("99", "zebra"):
+        text = one_sentence(cli.invoke(app, ["hint", key]).output)
+        assert "did you mean" not in text and "numbered 0 to" in text
 
 
 def test_list_says_what_jax_the_interpreter_needs_and_where_less_is_enough(workspace, cli, course, monkeypatch):

@@ -67,3 +67,12 @@ def test_too_old_jax_in_the_checker_is_a_finding_not_a_crash():
         support.require(puzzle, INTERPRET)
 
 
+
+
+def test_what_this_jax_cannot_run_names_the_jax_a_laptop_needs():
+    """init, doctor and the progress count name the interpreter's jax for the Mosaic GPU chapter (0.12, on
+    Python 3.12), not the older jax its compiled GPU target takes (0.11), which a laptop cannot use."""
+    gpu_chapter = [p for p in load_course().counted if p.target == "mosaic-gpu"]
+    assert gpu_chapter
+    assert support.beyond_this_jax(gpu_chapter, "0.10.2") == {"0.12": gpu_chapter}
+    assert support.beyond_this_jax(gpu_chapter, "0.11.0") == {}  # a GPU runs them with this jax

@@ -160,7 +160,7 @@ def test_the_early_checker_is_for_the_target_of_the_puzzle_it_will_check(workspa
     assert planned_check(["verify", "outer_add"])[0] == "some.module:Other"
     assert planned_check(["verify", "outer_add_blocked"])[0] == "tpu-interpret"
     state = workspace / ".pallas_puzzles" / "state.json"
-    state.write_text(state.read_text().replace('"current": "constant_add"', '"current": "outer_add"'))
+    state.write_text(state.read_text().replace('"current": "tour"', '"current": "outer_add"'))
     assert planned_check([])[0] == "some.module:Other", "watch checks the current puzzle first"
     assert planned_check(["verify", "--all"])[0] == "tpu-interpret", "the course's first puzzle"
 

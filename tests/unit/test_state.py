@@ -25,7 +25,7 @@ def test_round_trip(tmp_path):
 
 def test_missing_file_gives_a_fresh_start(tmp_path):
     state, warning = load_state(Workspace(tmp_path), COURSE)
-    assert warning is None and state.current == COURSE.counted[0].name and not state.solved
+    assert warning is None and state.current == COURSE.puzzles[0].name and not state.solved
 
 
 def test_corrupt_variants_are_set_aside(tmp_path):
@@ -35,7 +35,7 @@ def test_corrupt_variants_are_set_aside(tmp_path):
         ws.state_file.write_text(text)
         state, warning = load_state(ws, COURSE)
         assert warning and "unreadable" in warning
-        assert state.current == COURSE.counted[0].name
+        assert state.current == COURSE.puzzles[0].name
         assert not ws.state_file.exists()
 
 

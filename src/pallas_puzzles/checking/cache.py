@@ -30,7 +30,6 @@ from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.workspace.folder import Workspace
 
-FOLDER = "results"
 MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
 CODE_SUFFIXES = (".py", ".toml", ".json")
 ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
@@ -129,7 +128,7 @@ class ResultCache:
     """Stored verdicts for one backend, mode and set of options, in one workspace."""
 
     def __init__(self, workspace: Workspace, requested: str, mode: Mode = Mode.RUN, fail_fast: bool = True) -> None:
-        self.folder = workspace.meta / FOLDER
+        self.folder = workspace.results
         self.backend = backend_identity(requested, mode)
         self.mode = mode
         self.fail_fast = fail_fast
@@ -176,3 +175,20 @@ class ResultCache:
         if key is None or not about_the_file(result) or self.key(puzzle, file) != key:
             return
         store_atomically(self.folder / key, pickle.dumps(result), MAX_ENTRIES)
+
+
+def stored_passes(workspace: Workspace) -> set[str]:
+    """The puzzles whose learner file (in `workspace`) a stored verdict says passed, at any time: what
+    rebuilds a lost progress file. Runs of the reference solutions (`--solutions`) and `lower` do not count."""
+    passed = set()
+    entries = workspace.results.iterdir() if workspace.results.is_dir() else iter(())
+    for entry in entries:
+        try:
+            result = pickle.loads(entry.read_bytes())  # our own pickles, written by `put` in this workspace
+        except Exception:  # an older package's, half-written or unreadable: it proves nothing
+            continue
+        if (isinstance(result, CheckResult) and result.passed and result.mode == Mode.RUN.value
+                and Path(result.file).parent == workspace.exercises.resolve()):
+            passed.add(result.name)
+    return passed
+

@@ -25,6 +25,9 @@ from pallas_puzzles.findings import FindingKind
 class Refusal:
     kind: FindingKind  # JAX_TOO_OLD or UNSUPPORTED
     sentence: str  # one sentence for the learner: what is missing and what to do
+    # The same said of several puzzles at once, after their numbers ("Skipped: puzzles 37–43 REASON."),
+    # so that puzzles refused for one reason are named together; "" for one only ever said alone.
+    reason: str = ""
 
 
 def _newest(*wanted: str) -> str:
@@ -57,19 +60,21 @@ def jax_needed(puzzle: Puzzle) -> dict[str, str]:
 def _runs_elsewhere(puzzle: Puzzle, backend: Backend, mode: Mode, have_jax: str | None) -> list[str]:
     """The other backends the puzzle declares whose target this jax is new enough for."""
     return [name for name in puzzle.backends if name != backend.name and name in backends.REGISTRY
-            and versions.missing_requirement(puzzle.number, _needed_jax(puzzle, backends.get(name), mode),
-                                             have_jax) is None]
+            and not versions.too_old(_needed_jax(puzzle, backends.get(name), mode), have_jax)]
 
 
-def _too_old(puzzle: Puzzle, backend: Backend | None, mode: Mode, have_jax: str | None) -> str | None:
+def _too_old(puzzle: Puzzle, backend: Backend | None, mode: Mode, have_jax: str | None) -> Refusal | None:
     needed = _needed_jax(puzzle, backend, mode)
-    if backend is None or needed == _needed_jax(puzzle, None, mode):
-        return versions.missing_requirement(puzzle.number, needed, have_jax)
-    # Only the target of this backend needs the newer jax: say so, and where it runs with this one.
-    elsewhere = _runs_elsewhere(puzzle, backend, mode, have_jax)
-    also = f", though --backend {' or '.join(elsewhere)} runs it with this jax" if elsewhere else ""
-    return versions.missing_requirement(puzzle.number, needed, have_jax, on=f"on the {backend.name} backend",
-                                        after=also)
+    if not versions.too_old(needed, have_jax):
+        return None
+    on = also = ""
+    if backend is not None and needed != _needed_jax(puzzle, None, mode):
+        # Only the target of this backend needs the newer jax: say so, and where it runs with this one.
+        elsewhere = _runs_elsewhere(puzzle, backend, mode, have_jax)
+        on = f"on the {backend.name} backend"
+        also = f", though --backend {' or '.join(elsewhere)} runs it with this jax" if elsewhere else ""
+    wanted = versions.needed_and_found(needed, have_jax, on) + also
+    return Refusal(FindingKind.JAX_TOO_OLD, f"Puzzle {puzzle.number} needs {wanted}.", f"need {wanted}")
 
 
 def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
@@ -79,8 +84,8 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
     from pallas_puzzles.engine import targets
 
     too_old = _too_old(puzzle, backend, mode, have_jax)
-    if too_old:
-        return Refusal(FindingKind.JAX_TOO_OLD, too_old)
+    if too_old is not None:
+        return too_old
     if backend is None:
         return None
     if mode is Mode.LOWER:
@@ -88,7 +93,8 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
             because = targets.get(puzzle.target).not_lowered_because
             return Refusal(FindingKind.UNSUPPORTED,
                            f"`lower` cannot check puzzle {puzzle.number}: {because}; "
-                           f"check it with `pallas-puzzles verify {puzzle.number}`.")
+                           f"check it with `pallas-puzzles verify {puzzle.number}`.",
+                           f"cannot be checked by `lower` ({because}); `pallas-puzzles verify` checks them")
         return None
     if not puzzle.supports(backend) or targets.partner_name(puzzle.target, backend, mode) is None:
         because = targets.get(puzzle.target).not_run_because.get(backend.name)
@@ -98,7 +104,9 @@ def refusal(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN,
         idiom = f" ({puzzle.tpu_only_idiom})" if puzzle.tpu_only_idiom else ""
         return Refusal(FindingKind.UNSUPPORTED,
                        f"Puzzle {puzzle.number} uses an idiom{idiom} that the {backend.name} backend does not run; "
-                       f"it runs on: {', '.join(puzzle.backends)}.")
+                       f"it runs on: {', '.join(puzzle.backends)}.",
+                       f"use an idiom{idiom} that the {backend.name} backend does not run; they run on: "
+                       f"{', '.join(puzzle.backends)}")
     return None
 
 
@@ -107,3 +115,27 @@ def require(puzzle: Puzzle, backend: Backend | None, mode: Mode = Mode.RUN) -> N
     found = refusal(puzzle, backend, mode)
     if found is not None:
         raise UserError(found.sentence)
+
+
+def beyond_this_jax(puzzles: tuple[Puzzle, ...] | list[Puzzle], have_jax: str | None = None) -> dict[str, list[Puzzle]]:
+    """The puzzles no backend can check with this environment's jax, by the jax they need (from the course's
+    and the targets' min_jax) where the interpreter runs them, which is what a laptop needs, e.g. {"0.12":
+    [puzzles 37 to 43]} on Python 3.11, though a GPU compiles them with jax 0.11."""
+    found: dict[str, list[Puzzle]] = {}
+    for puzzle in puzzles:
+        least = _needed_jax(puzzle, None, Mode.RUN)
+        if versions.too_old(least, have_jax):
+            found.setdefault(jax_needed(puzzle).get(backends.INTERPRET.name) or least, []).append(puzzle)
+    return found
+
+
+def grouped(refusals: list[tuple[Puzzle, Refusal]]) -> list[str]:
+    """One sentence per reason, naming every puzzle refused for it: "Skipped: puzzles 37–43 need jax
+    0.12 or newer (...)."; a puzzle refused alone keeps its own sentence."""
+    from pallas_puzzles.report.sentences import puzzle_numbers
+
+    by_reason: dict[str, list[tuple[Puzzle, Refusal]]] = {}
+    for puzzle, refusal in refusals:
+        by_reason.setdefault(refusal.reason or refusal.sentence, []).append((puzzle, refusal))
+    return [f"Skipped: {puzzle_numbers([p.number for p, _ in group])} {reason}." if len(group) > 1
+            else f"Skipped: {group[0][1].sentence}" for reason, group in by_reason.items()]

@@ -41,9 +41,10 @@ def confirm_or_fail(question: str, yes: bool, confirm: Confirm, flag_hint: str) 
     return confirm(question)
 
 
-def shown_path(path: Path) -> str:
-    """A path as the learner would type it from here: relative when it lies below the current folder."""
+def shown_path(path: Path, folder: bool = True) -> str:
+    """A path as the learner would type it from here: relative when it lies below the current folder
+    (a folder's with a trailing slash)."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve())) + "/"
+        return str(path.resolve().relative_to(Path.cwd().resolve())) + ("/" if folder else "")
     except ValueError:
         return str(path)

@@ -20,8 +20,37 @@ def cmd_new(out: Output, directory: Path) -> int:
 
     folder = new_course(directory)
     out.info(f"Wrote a course with one chapter and two puzzles in {folder}.")
-    out.info(f"Check it with `pallas-puzzles dev check {directory}`; try it as a learner with "
+    out.info("The course format is described by `pallas-puzzles dev guide`.")
+    out.info(f"Check it with `pallas-puzzles dev check {directory}`, measure its time limits with "
+             f"`pallas-puzzles dev times {directory} --write`, and try it as a learner with "
              f"`pallas-puzzles init --course {directory} WORKSPACE`.")
+    return EXIT_PASS
+
+
+def cmd_guide(out: Output) -> int:
+    """The course-format guide as written (Markdown): whole, to read or to pipe into a pager."""
+    from pallas_puzzles.dev.guide import guide_path
+
+    out.console.file.write(guide_path().read_text(encoding="utf-8"))
+    out.console.file.flush()
+    return EXIT_PASS
+
+
+def cmd_times(out: Output, directory: Path, write: bool, only: list[str]) -> int:
+    """Measure each reference solution's cold check; with `write`, regenerate reference_times.toml."""
+    from pallas_puzzles.course import source as course_source
+    from pallas_puzzles.course.reader import load_course
+    from pallas_puzzles.dev import times
+
+    course = load_course(course_source.resolve(str(directory)).folder)
+    for name in only:
+        course.find(name)  # a misspelt name is bad input, said before anything is measured
+    figures, failed = times.measure(course, out.info, {course.find(name).name for name in only} or None)
+    if failed:
+        out.error(f"{len(failed)} puzzle(s) got no figure ({', '.join(failed)}); nothing was written.")
+        return EXIT_FAIL
+    if write:
+        out.info(f"Wrote {times.write(course, figures)}.")
     return EXIT_PASS
 
 

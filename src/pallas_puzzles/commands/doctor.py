@@ -12,8 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from pallas_puzzles import backends, versions
+from pallas_puzzles.course.model import Course
 from pallas_puzzles.errors import EXIT_FAIL, EXIT_PASS, UserError
 from pallas_puzzles.output import Output
+from pallas_puzzles.report import sentences
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ def _watcher() -> tuple[str, bool, str]:
     return type(observer).__name__, True, ""
 
 
-def _course(report: Report) -> None:
+def _course(report: Report) -> Course | None:
     """The course of the workspace here (the built-in one outside a workspace), with its version."""
     from pallas_puzzles.course.reader import load_course
     from pallas_puzzles.course.source import course_of
@@ -66,10 +68,31 @@ def _course(report: Report) -> None:
         else:
             course = course_of(workspace)
         chapters = f"{len(course.chapters)} chapter{'s' if len(course.chapters) != 1 else ''}"
-        report.add("course", f"{course.heading} ({course.name}; {chapters}, {len(course.puzzles)} puzzles) "
+        report.add("course", f"{course.heading} ({course.name}; {chapters}, {sentences.course_size(course)}) "
                              f"in {course.folder}")
     except UserError as exc:
         report.add("course", "unusable", False, exc.message)
+        return None
+    return course
+
+
+def _reach(report: Report, course: Course) -> None:
+    """Which of the course's puzzles this jax can run, from the course's (and its targets') min_jax."""
+    from pallas_puzzles.checking.support import beyond_this_jax
+    from pallas_puzzles.report.sentences import puzzles_need
+
+    beyond = beyond_this_jax(course.counted)
+    if not beyond:
+        report.add("puzzles", f"this jax runs all {len(course.counted)}")
+        return
+    reachable = len(course.counted) - sum(len(puzzles) for puzzles in beyond.values())
+    needs = "; ".join(puzzles_need(puzzles, f"jax {needed} (Python {versions.python_for(needed)})")
+                      for needed, puzzles in beyond.items())
+    newest = max(beyond, key=versions.parse)
+    # Not a fault of this install (every other puzzle runs), so not a problem: what to do for the rest.
+    report.add("puzzles", f"this jax runs {reachable} of {len(course.counted)}: {needs}", True,
+               f"For them, make a venv with Python {versions.python_for(newest)} or newer; pip then installs a "
+               f"jax that has them.")
 
 
 def diagnose_installation() -> Report:
@@ -77,7 +100,7 @@ def diagnose_installation() -> Report:
     python_ok = sys.version_info >= (3, 11)
     report.add("Python", sys.version.split()[0], python_ok, "" if python_ok else "Install Python 3.11 or newer.")
     report.add("pallas-puzzles", f"{versions.ours()} ({Path(__file__).resolve().parents[1]})")
-    _course(report)
+    course = _course(report)
     backends.prepare_environment(backends.AUTO, backends.Mode.RUN)
     try:
         import jax
@@ -88,6 +111,8 @@ def diagnose_installation() -> Report:
         return report
     error, warning = backends.jax_version_verdict(jax.__version__)
     report.add("jax", jax.__version__, error is None, error or warning or "")
+    if course is not None:
+        _reach(report, course)
     report.add("jaxlib", jaxlib.__version__, jaxlib.__version__ == jax.__version__,
                "" if jaxlib.__version__ == jax.__version__ else "jax and jaxlib differ: pip install -U jax jaxlib")
     try:
@@ -127,7 +152,7 @@ def cmd_doctor(out: Output) -> int:
 def _render(console: Console, report: Report) -> None:
     table = Table(title="pallas-puzzles doctor", show_header=False)
     table.add_column("item", style="bold", no_wrap=True)
-    table.add_column("value")
+    table.add_column("value", overflow="fold")  # paths whole, never cut with "…"
     table.add_column("", no_wrap=True)
     for line in report.lines:
         mark = Text("ok", style="green") if line.ok else Text("problem", style="bold red")

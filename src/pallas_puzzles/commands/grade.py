@@ -1,6 +1,8 @@
 """`grade SUBMISSION...`: many learners' work checked against one course, as one table.
 
 A submission is a workspace (its `exercises/` are graded) or a plain folder of exercise files.
+Without --course, the course is the one the workspaces record (`.pallas_puzzles/course.json`), and
+workspaces of different courses are refused; with neither, the built-in course.
 Each (submission, puzzle) pair is one check on a pool of checkers, under the puzzle's time limit
 (or `--time-limit`) and a memory limit; a file that is not there is marked missing without a
 check, and a puzzle that cannot run here is marked skipped. Results are not cached: a grade is
@@ -19,12 +21,13 @@ from pallas_puzzles.checking.grade_results import GradeJob, GradeTable, Submissi
 from pallas_puzzles.checking.jobs import Options
 from pallas_puzzles.course import source as course_source
 from pallas_puzzles.course.model import Course
+from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.errors import EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.output import Output
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import Status
 from pallas_puzzles.worker.client import Limits
-from pallas_puzzles.workspace.folder import Workspace
+from pallas_puzzles.workspace.folder import MARKER, Workspace
 
 Say = Callable[[str], None]
 
@@ -44,6 +47,30 @@ def submission(given: str, course: Course, warn: Say) -> Submission:
     return Submission(given, folder)
 
 
+def recorded_course(given: list[str]) -> Course | None:
+    """Without --course: the course the submitted workspaces were made from (each records its own);
+    None when none records one (plain folders of files). Workspaces of different courses cannot make
+    one table: that is refused, in one sentence."""
+    courses: dict[tuple[str, Path], list[str]] = {}
+    for name in given:
+        path = Path(name)
+        if not (path / MARKER).is_dir() or course_source.recorded(Workspace(path.resolve())) is None:
+            continue
+        try:
+            course = course_source.course_of(Workspace(path.resolve()))
+        except UserError as exc:
+            raise UserError(f"{name}: {exc.message}") from None
+        courses.setdefault((course.name, course.folder), []).append(name)
+    if len(courses) > 1:
+        mix = "; ".join(f"{', '.join(names)}: '{course}' ({folder})" for (course, folder), names in courses.items())
+        raise UserError(f"These workspaces come from different courses ({mix}); grade each course's workspaces "
+                        f"on their own, or name the one to grade against with --course.")
+    if not courses:
+        return None
+    (_, folder), = courses
+    return load_course(folder)
+
+
 def grade_jobs(course: Course, submissions: list[Submission], requested: str) -> list[GradeJob]:
     """A check of every submission's file of every counted puzzle; a file not handed in has none."""
     return [GradeJob(puzzle, sub.folder / puzzle.file, requested, submission=sub)
@@ -53,7 +80,6 @@ def grade_jobs(course: Course, submissions: list[Submission], requested: str) ->
 def cmd_grade(out: Output, given: list[str], course_name: str | None, requested: str, csv_file: str | None,
               json_file: str | None, seconds: float, memory_mib: int) -> int:
     """The `grade` command: the table goes to the files named (`-`: stdout; CSV on stdout by default)."""
-    from pallas_puzzles.course.reader import load_course
     from pallas_puzzles.report import grade_table
 
     if seconds < 0 or memory_mib < 0:
@@ -63,12 +89,17 @@ def cmd_grade(out: Output, given: list[str], course_name: str | None, requested:
               if name} or {"-": grade_table.csv_text}
     if csv_file == json_file == "-":
         raise UserError("Only one of --csv and --json can go to stdout (-); give the other a file name.")
-    course = load_course(course_source.resolve(course_name or course_source.BUILTIN).folder)
+    course = recorded_course(given) if course_name is None else None
+    if course is not None:
+        out.info(f"Grading against {course.heading} ({course.folder}), the course these workspaces were made "
+                 f"from; --course names another.")
+    else:
+        course = load_course(course_source.resolve(course_name or course_source.BUILTIN).folder)
     submissions = [submission(name, course, out.warning) for name in dict.fromkeys(given)]
     jobs = grade_jobs(course, submissions, requested)
     with RunProgress(out.notices, len(jobs), "Grading") as bar:
         # Never from stored verdicts: those live in the submission, which its author controls.
-        report = service.run(jobs, Options(limits=Limits(seconds, memory_mib)), [bar])
+        report = service.run(jobs, Options(limits=Limits(seconds, memory_mib, "raise --memory-limit")), [bar])
     table = GradeTable(course, submissions, report)
     for name, view in writes.items():
         if name == "-":

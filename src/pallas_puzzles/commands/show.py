@@ -18,7 +18,7 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
     """The grid step-through of a puzzle's kernel: in the terminal, or as an HTML page."""
     from pallas_puzzles.report import stepper
     from pallas_puzzles.report.show import check_target, view_of, write_page
-    from pallas_puzzles.worker.client import Worker
+    from pallas_puzzles.worker.client import Worker, learner_limits
 
     progress = open_progress(out)
     puzzle = progress.puzzle(key)
@@ -26,7 +26,7 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
     if html_file is not None:
         check_target(html_file)  # before the run: a bad name should not cost a check
     support.require(puzzle, None)
-    with Worker(requested, target=puzzle.target) as worker:
+    with Worker(requested, target=puzzle.target, limits=learner_limits()) as worker:
         backend = worker.start()
         if worker.warning:
             out.warning(worker.warning)

@@ -6,8 +6,8 @@ import dataclasses
 from pathlib import Path
 
 from pallas_puzzles import backends
-from pallas_puzzles.backends import Backend, Mode
-from pallas_puzzles.checking import service
+from pallas_puzzles.backends import LOWERING_CHIP, Backend, Mode
+from pallas_puzzles.checking import service, support
 from pallas_puzzles.checking.events import Listener
 from pallas_puzzles.checking.jobs import Job, Options, RunReport
 from pallas_puzzles.commands.common import open_progress, shown_path
@@ -21,8 +21,9 @@ from pallas_puzzles.report import sentences
 from pallas_puzzles.report.formats import Verdict
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
+from pallas_puzzles.worker.client import learner_limits
 from pallas_puzzles.workspace.folder import find_workspace, reference_solution
-from pallas_puzzles.workspace.progress import Progress
+from pallas_puzzles.workspace.progress import PassOutcome, Progress
 
 
 def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_name: str | None,
@@ -32,7 +33,8 @@ def cmd_perf(out: Output, key: str | None, requested: str, solution: bool, chip_
 
     if chip_name:  # an unknown chip, or one of the wrong kind, is bad input: say so before any work
         _check_chip(chip_name, None if check_all else open_progress(out).puzzle(key))
-    return cmd_verify(out, key, check_all, requested, solution, card=True, chip_name=chip_name, timed_runs=RUNS)
+    return cmd_verify(out, key, check_all, requested, solution, card=True, chip_name=chip_name, full_card=True,
+                      timed_runs=RUNS)
 
 
 def _check_chip(chip_name: str, puzzle: Puzzle | None) -> None:
@@ -59,15 +61,17 @@ class _Shown(_Warned):
     in_job_order = True
 
     def __init__(self, out: Output, progress: Progress, many: bool, solutions: bool, card: bool,
-                 chip_name: str | None) -> None:
+                 chip_name: str | None, full_card: bool = False) -> None:
         super().__init__(out)
         self.progress, self.many, self.solutions = progress, many, solutions
-        self.card, self.chip_name = card, chip_name
+        self.card, self.chip_name, self.full_card = card, chip_name, full_card
         self.results: list[CheckResult] = []  # the verdicts shown so far
+        self.passed: tuple[Puzzle, PassOutcome] | None = None  # one puzzle checked, and it passed
 
     def resolved(self, backend: Backend, mode: Mode) -> None:
         if mode is Mode.LOWER:
-            self.out.info("Checking that kernels lower for a TPU (Mosaic's lowering, cross-compiled on this machine)…")
+            self.out.info(f"Checking that kernels lower for a {LOWERING_CHIP} (Mosaic's lowering, run on this machine; "
+                          f"nothing runs on a TPU)…")
         else:
             self.out.info(f"Checking on the {backend.name} backend…")
 
@@ -78,30 +82,55 @@ class _Shown(_Warned):
         if self.chip_name:
             result.cases = rechip.for_named_chip(result.cases, self.chip_name)
         self.results.append(result)
-        self.out.write(self.out.format.check(Verdict(job.puzzle, result, card=self.card, one_of_many=self.many)))
+        full_card = self.full_card or self.progress.course.teaches_cost(job.puzzle)  # else the card's one line
+        self.out.write(self.out.format.check(Verdict(job.puzzle, result, card=self.card, full_card=full_card,
+                                                     one_of_many=self.many)))
         if result.passed and not self.solutions:
-            self.progress.record_pass(job.puzzle)
+            self.passed = (job.puzzle, self.progress.record_pass(job.puzzle))
 
     def done(self, report: RunReport) -> None:
-        for outcome in report.refused:
-            assert outcome.refusal is not None
-            self.out.info(f"- puzzle {outcome.puzzle.number} skipped: {outcome.refusal.sentence}")
+        for line in support.grouped([(o.puzzle, o.refusal) for o in report.refused if o.refusal is not None]):
+            self.out.info(line)
         if report.from_cache and self.progress.workspace is not None:
             self.out.info(sentences.kept_verdicts(report.from_cache,
                                                   shown_path(self.progress.workspace.meta / "results")))
         self.out.write(self.out.format.run(dataclasses.replace(report, course=self.progress.course, many=self.many)))
+        if self.passed is not None and not self.many:
+            self._lead_on(*self.passed)
+
+    def _lead_on(self, puzzle: Puzzle, outcome: PassOutcome) -> None:
+        """After the current puzzle passes, it moves on as watch does, and says where to."""
+        if puzzle != self.progress.current:  # an earlier puzzle checked again: the learner stays where they are
+            return
+        if outcome.upcoming is not None:
+            self.progress.move_to(outcome.upcoming)
+        if self.out.format.document:
+            return
+        said = [] if puzzle.tour else [sentences.solved(puzzle)]
+        if outcome.solution is not None:
+            said.append(f"Compare with the reference solution: {shown_path(outcome.solution, folder=False)}")
+        if outcome.upcoming is None:
+            said.append(sentences.COURSE_FINISHED)
+        else:
+            said.append(sentences.next_puzzle(outcome.upcoming))
+            said.append(f"Edit {shown_path(self.progress.exercise(outcome.upcoming), folder=False)}; "
+                        f"`pallas-puzzles verify` checks it (`pallas-puzzles watch` checks every save).")
+        for line in said:
+            self.out.info(line)
 
 
 def cmd_verify(out: Output, key: str | None, check_all: bool, requested: str, solutions: bool = False,
-               mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None, timed_runs: int = 0) -> int:
+               mode: Mode = Mode.RUN, card: bool = True, chip_name: str | None = None, full_card: bool = False,
+               timed_runs: int = 0) -> int:
     progress = open_progress(out)
     puzzles = list(progress.course.puzzles) if check_all else [progress.puzzle(key)]
     jobs = [Job(p, reference_solution(p) if solutions else progress.learner_file(p), requested, mode)
             for p in puzzles]
     # A document for an autograder checks every file afresh: stored verdicts live in the learner's workspace.
     options = Options(workspace=progress.workspace, use_stored=out.format.trusts_stored,
-                      refusal_is_bad_input=not check_all, timed_runs=timed_runs)
-    shown = _Shown(out, progress, check_all, solutions, card and not check_all and mode is Mode.RUN, chip_name)
+                      refusal_is_bad_input=not check_all, limits=learner_limits(), timed_runs=timed_runs)
+    shown = _Shown(out, progress, check_all, solutions, card and not check_all and mode is Mode.RUN, chip_name,
+                   full_card)
     verb = "Lowering" if mode is Mode.LOWER else "Checking"
     try:
         with RunProgress(out.console, len(jobs), verb, enabled=not out.format.document) as bar:
@@ -140,7 +169,8 @@ def verify_file(path: str) -> int:
         puzzle = _course_around(file).by_file(file.name)
         if puzzle is None:
             raise UserError(f"{file.name} is not a puzzle file of this course.")
-        report = service.run([Job(puzzle, file, backends.AUTO)], Options(refusal_is_bad_input=True), [_Warned(out)])
+        report = service.run([Job(puzzle, file, backends.AUTO)], Options(refusal_is_bad_input=True,
+                                                                         limits=learner_limits()), [_Warned(out)])
         out.write(out.format.check(Verdict(puzzle, report.results[0])))
         return exit_code(report.results)
 

@@ -169,6 +169,13 @@ class Course:
         """Puzzles that count towards progress (the guided tour does not)."""
         return tuple(p for p in self.puzzles if not p.tour)
 
+    def teaches_cost(self, puzzle: Puzzle) -> bool:
+        """Whether the performance card teaches something at this puzzle: from the first chapter that grades
+        a puzzle on its cost (a `budget`) on. Before it, the card is one line (`perf N` shows it whole)."""
+        names = [c.name for c in self.chapters]
+        graded = [names.index(p.chapter) for p in self.puzzles if p.budget is not None]
+        return bool(graded) and names.index(puzzle.chapter) >= min(graded)
+
     def chapter_of(self, puzzle: Puzzle) -> Chapter:
         return next(c for c in self.chapters if c.name == puzzle.chapter)
 
@@ -186,9 +193,22 @@ class Course:
                 return puzzle
             if text.lower() in (puzzle.name, puzzle.name.replace("_", "-"), puzzle.file):
                 return puzzle
+        close = self._closest(text)
+        if close is not None:  # a misspelt name: say the likely one, as git and pip do
+            raise UserError(f"There is no puzzle '{text}'; did you mean '{close.name}' (puzzle {close.number})?")
         numbers = [p.number for p in self.puzzles]
         raise UserError(f"There is no puzzle '{text}'; puzzles are numbered {min(numbers)} to {max(numbers)} "
                         f"(or use a name from `pallas-puzzles list`).")
+
+    def _closest(self, text: str) -> Puzzle | None:
+        """The puzzle whose name (or file) `text` most likely misspells, if any is close enough."""
+        import difflib
+
+        if text.isdigit():
+            return None
+        spellings = {spelling: p for p in self.puzzles for spelling in (p.name, p.name.replace("_", "-"), p.file)}
+        close = difflib.get_close_matches(text.lower(), spellings, n=1, cutoff=0.75)
+        return spellings[close[0]] if close else None
 
     def after(self, puzzle: Puzzle) -> Puzzle | None:
         index = self.puzzles.index(puzzle)

@@ -1,1 +1,2 @@
-"""Tools for course authors: `dev new` writes a small working course, `dev check` validates one."""
+"""Tools for course authors: `dev new` writes a small working course, `dev check` validates one,
+`dev guide` prints the course format and `dev times` measures the time limits."""

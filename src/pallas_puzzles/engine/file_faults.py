@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pallas_puzzles.engine.learner_lines import learner_frames
-from pallas_puzzles.engine.meanings import plain_meaning
+from pallas_puzzles.engine.meanings import plain_meaning, plain_message
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 from pallas_puzzles.source_line import SourceLine
@@ -32,10 +32,9 @@ def syntax_finding(exc: SyntaxError, learner_file: str) -> Finding:
 
 def import_finding(exc: BaseException, learner_file: str) -> Finding:
     text = str(exc)
+    where = learner_frames(exc, learner_file)
+    said = plain_message(f"{type(exc).__name__}: {text}", where) or f"{type(exc).__name__}: {first_line(text)}"
     return Finding(
-        FindingKind.IMPORT,
-        f"Your file failed while being imported: {type(exc).__name__}: {first_line(text) if text else ''}",
-        explanation=plain_meaning(text),
-        where=learner_frames(exc, learner_file),
-        detail=text,
+        FindingKind.IMPORT, f"Your file failed while being imported: {said}",
+        explanation=plain_meaning(text), where=where, detail=text,
     )

@@ -61,6 +61,14 @@ def _puzzle(puzzle: int | str) -> Puzzle:
     return load_course().find(puzzle)
 
 
+def _colour_plain_text() -> bool:
+    """Whether text/plain may carry colour: in a terminal IPython, yes; in a notebook's kernel, whose
+    text/plain is read where no terminal draws it (nbconvert, an autograder, a diff), no."""
+    import sys
+
+    return bool(getattr(sys.stdout, "isatty", lambda: False)())
+
+
 def _ansi(render: Callable[[Console], None], width: int = 100, color: bool = True) -> str:
     buffer = io.StringIO()
     # force_jupyter=False: inside Jupyter rich would otherwise display the panel itself (a second
@@ -161,7 +169,7 @@ class CheckReport:
                 console.print(card)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(_ansi(self._render).rstrip())
+        printer.text(_ansi(self._render, color=_colour_plain_text()).rstrip())
 
     def __str__(self) -> str:
         return _ansi(self._render, color=False).rstrip()

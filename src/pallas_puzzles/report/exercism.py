@@ -4,8 +4,8 @@ Fields as exercism documents them: the top level has `version` (3), `status` (`p
 test passed, `fail` when one failed or errored, `error` when nothing could be run, with a
 `message` saying why) and `tests`, in course order. Each test has a `name`, `test_code` (the
 command that repeats the check), `status` (`pass`, `fail`, `error`), a `message` when it did not
-pass (what `verify` prints), the learner's own printed `output` capped at 500 characters, and
-`task_id`, the number of the puzzle's chapter.
+pass (the verdict in plain sentences), the learner's own printed `output` capped at 500 characters,
+and `task_id`, the number of the puzzle's chapter.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ class Verdict:
     puzzle: Puzzle
     result: CheckResult
     card: bool = False  # the performance card belongs after it (one puzzle checked, not lowered)
+    full_card: bool = False  # the whole card (`perf`, or a chapter where it teaches); else its line
     one_of_many: bool = False  # part of `--all`: an untouched stub is one line
 
     @property

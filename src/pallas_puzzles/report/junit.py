@@ -5,8 +5,8 @@ xunit schema): `<testsuites>` holds one `<testsuite>` with every attribute both 
 `<properties>` first and its `<system-out>`/`<system-err>` last; each `<testcase>` has a name, a
 class name and a time, and at most one `<failure>`, `<error>` or `<skipped>`. A failure's
 `message` is the verdict's first line (finding kind, learner line, what happened), its `type` the
-finding kind, and its text what `verify` prints. tests/e2e/test_autograders.py validates the output
-against an XSD of those rules.
+finding kind, and its text the verdict in plain sentences (report/plain_text.py).
+tests/e2e/test_autograders.py validates the output against an XSD of those rules.
 """
 
 from __future__ import annotations

@@ -32,6 +32,18 @@ def cards(result: CheckResult) -> list[Panel]:
             *([gpu_card.card(gpu)] if gpu is not None else [])]
 
 
+def line(result: CheckResult, puzzle_number: int) -> Text | None:
+    """The card in one line, where the full card teaches nothing yet (before the efficiency chapter) or
+    does not fit the screen; `perf N` shows the whole card."""
+    perf = card_case(result)
+    if perf is None:
+        return None
+    return Text.assemble((f"On a TPU {perf.chip} (model): ", "blue"),
+                         f"HBM traffic {kib(perf.hbm_bytes)} ({perf.traffic_ratio:.1f}× the minimum), about "
+                         f"{_seconds(perf.est_seconds)}, "
+                         f"{perf.bound}-bound. ", (f"`pallas-puzzles perf {puzzle_number}` shows the card.", "dim"))
+
+
 def _seconds(value: float) -> str:
     return f"{value * 1e6:.2f} µs" if value < 1e-3 else f"{value * 1e3:.2f} ms"
 

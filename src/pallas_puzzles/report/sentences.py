@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pallas_puzzles.course.model import Puzzle
+from pallas_puzzles.backends import LOWERING_CHIP, Mode
+from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch, Status
 
 # The block map's cells, in the order its legend lists them.
@@ -31,6 +32,31 @@ def finding_place(found: Finding) -> str:
     if found.grid_point is not None and "grid point" not in found.message:
         parts.append(f"at grid point (program ids) {found.grid_point}")
     return ", ".join(parts)
+
+
+def puzzle_numbers(numbers: list[int]) -> str:
+    """'puzzle 7', 'puzzles 37–43', 'puzzles 12, 15 and 37–43': runs of numbers as ranges."""
+    runs: list[list[int]] = []
+    for number in sorted(set(numbers)):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    parts = [part for run in runs for part in ([f"{run[0]}–{run[-1]}"] if len(run) > 2 else map(str, run))]
+    text = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"puzzle{'s' if len(set(numbers)) > 1 else ''} {text}"
+
+
+def puzzles_need(puzzles: list[Puzzle], what: str) -> str:
+    """'puzzles 37–43 need WHAT' ('puzzle 7 needs WHAT')."""
+    return f"{puzzle_numbers([p.number for p in puzzles])} {'needs' if len(puzzles) == 1 else 'need'} {what}"
+
+
+def course_size(course: Course) -> str:
+    """'43 puzzles and a guided tour': the puzzles that count, and the tour apart."""
+    counted = len(course.counted)
+    tour = " and a guided tour" if len(course.puzzles) > counted else ""
+    return f"{counted} puzzle{'s' if counted != 1 else ''}{tour}"
 
 
 def puzzle_title(puzzle: Puzzle) -> str:
@@ -63,13 +89,25 @@ def case_outcome(case: CaseResult) -> str:
 
 
 def passed_cases(result: CheckResult) -> str:
+    """'passed 3 shape cases (N=32; N=7; N=100)'; for `lower`, what passing means there."""
     labels = "; ".join(c.label for c in result.cases)
+    if result.mode == Mode.LOWER.value:
+        return f"Mosaic lowers it for a {LOWERING_CHIP} in {len(result.cases)} shape cases ({labels})"
     return f"passed {len(result.cases)} shape cases ({labels})"
 
 
 def footer(result: CheckResult) -> str:
-    """'backend interpret · 0.24 s'."""
+    """'backend interpret · 0.24 s'; for `lower`, what was checked (not a backend: nothing ran)."""
+    if result.mode == Mode.LOWER.value:
+        return f"Mosaic's lowering for a {LOWERING_CHIP} · {result.seconds:.2f} s"
     return f"backend {result.backend} · {result.seconds:.2f} s" if result.backend else f"{result.seconds:.2f} s"
+
+
+def pass_line(result: CheckResult) -> str:
+    """What follows a pass's title: the cases, and where they were checked."""
+    if result.mode == Mode.LOWER.value:
+        return f"{passed_cases(result)}; nothing ran on a TPU · {result.seconds:.2f} s"
+    return f"{passed_cases(result)} on {footer(result)}"
 
 
 def cases_not_run(result: CheckResult) -> str:
@@ -90,15 +128,27 @@ def not_started_line(puzzle: Puzzle) -> str:
     return f"○ {puzzle_title(puzzle)}{NOT_STARTED}"
 
 
-def run_tally(results: list[CheckResult]) -> str:
-    """'3 passed, 1 failed, 26 not started': untouched stubs are not failures, and a check whose
-    checker failed is neither a pass nor a fail ('1 checker error')."""
+def run_tally(results: list[CheckResult], skipped: int = 0) -> str:
+    """'3 passed, 1 failed, 26 not started, 7 skipped', as pytest counts: a count of none is left out.
+    Untouched stubs are not failures (but not passes either), a check whose checker failed is neither a
+    pass nor a fail ('1 checker error'), and a puzzle that cannot run here is skipped."""
     errors = sum(r.status is Status.ERROR for r in results)
     waiting = sum(r.not_started for r in results)
     passed = sum(r.passed for r in results)
-    text = f"{passed} passed, {len(results) - passed - waiting - errors} failed"
-    text += f", {waiting} not started" if waiting else ""
-    return text + (f", {errors} checker error{'s' if errors != 1 else ''}" if errors else "")
+    counts = ((passed, "passed"), (len(results) - passed - waiting - errors, "failed"), (waiting, "not started"),
+              (skipped, "skipped"), (errors, f"checker error{'s' if errors != 1 else ''}"))
+    return ", ".join(f"{count} {what}" for count, what in counts if count) or "nothing checked"
+
+
+def solved(puzzle: Puzzle) -> str:
+    return f"Puzzle {puzzle.number} ({puzzle.title}) solved!"
+
+
+def next_puzzle(upcoming: Puzzle) -> str:
+    return f"Next: puzzle {upcoming.number}, {upcoming.title} — {upcoming.summary}"
+
+
+COURSE_FINISHED = "That was the last unsolved puzzle. Congratulations: you have finished the course!"
 
 
 def interrupted(done: int, total: int, results: list[CheckResult]) -> str:

@@ -9,18 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
+from rich.rule import Rule
+from rich.segment import Segment
 from rich.syntax import Syntax
-from rich.table import Table
 from rich.text import Text
 
-from pallas_puzzles import backends
-from pallas_puzzles.checking import support
 from pallas_puzzles.checking.jobs import RunReport
 from pallas_puzzles.course.model import Puzzle
-from pallas_puzzles.report import sentences, verdict_text
+from pallas_puzzles.report import course_list, sentences, verdict_text
+from pallas_puzzles.report.course_list import progress_bar
 from pallas_puzzles.report.formats import Format, Verdict
 from pallas_puzzles.report.verdict_text import file_link
 from pallas_puzzles.results import CheckResult
@@ -50,82 +49,9 @@ def info(console: Console, message: str) -> None:
     console.print(Text(message), soft_wrap=True)
 
 
-def progress_bar(solved: int, total: int, width: int = 30) -> Text:
-    filled = round(width * solved / total) if total else 0
-    text = Text("Progress ")
-    text.append("█" * filled, style="green").append("░" * (width - filled), style="dim")
-    text.append(f" {solved}/{total} solved")
-    return text
-
-
-# Below this width the file name goes under the title: file names are never folded,
-# because a learner copies them.
-WIDE_LIST_COLUMNS = 80
-
-
-def _jax_needed(puzzle: Puzzle) -> tuple[str, str]:
-    """What the list says of jax: ", jax>=0.12" (what the CPU's interpreter needs) and a footnote
-    when another backend needs another jax ("" : none)."""
-    needed = support.jax_needed(puzzle)
-    here = needed.get(backends.INTERPRET.name, "")
-    others = sorted(f"--backend {name} needs {v}" for name, v in needed.items() if v and v != here)
-    shown = f", jax>={here}" if here else ""
-    return (shown + "†", "; ".join(others)) if others else (shown, "")
-
-
-def _list_row(progress: Progress, puzzle: Puzzle) -> tuple[str, Text, Text, str, Text]:
-    if puzzle.tour:
-        status = Text("tour", style="blue")
-    elif progress.is_solved(puzzle):
-        status = Text("solved", style="green")
-    else:  # outside a workspace nothing records progress: say nothing rather than "unsolved"
-        status = Text("unsolved", style="yellow") if progress.workspace is not None else Text("·", style="dim")
-    marker = "▶ " if puzzle == progress.current else ""
-    missing = [b.name for b in backends.REGISTRY.values() if not puzzle.supports(b)]
-    runs_on = ("all" if not missing else "no " + "/".join(missing)) + _jax_needed(puzzle)[0]
-    if puzzle.tpu_only_idiom:
-        runs_on += "*"
-    link = Text(puzzle.file, style=f"cyan link file://{progress.exercise(puzzle).resolve()}"
-                if progress.workspace is not None else "cyan")
-    return marker + str(puzzle.number), Text(puzzle.title), status, runs_on, link
-
-
-def list_view(progress: Progress, width: int) -> Group:
-    """The course as a table for a terminal `width` columns wide."""
-    course = progress.course
-    wide = width >= WIDE_LIST_COLUMNS
-    table = Table(title=course.heading, box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("#", justify="right", no_wrap=True)
-    longest_file = max(len(p.file) for p in course.puzzles)
-    table.add_column("puzzle" if wide else "puzzle / file", min_width=16 if wide else longest_file)
-    table.add_column("status", no_wrap=True)
-    if wide:
-        table.add_column("runs on", no_wrap=True)
-        table.add_column("file", no_wrap=True)
-    for chapter in course.chapters:
-        if chapter.number > 1:
-            table.add_section()
-        table.add_row("", Text(f"Chapter {chapter.number}: {chapter.title}", style="bold"))
-        for puzzle in course.in_chapter(chapter):
-            number, title, status, runs_on, link = _list_row(progress, puzzle)
-            if wide:
-                table.add_row(number, title, status, runs_on, link)
-            else:
-                table.add_row(number, title + Text("\n") + link, status + Text("\n" + runs_on, style="dim"))
-    lines: list[RenderableType] = [table]
-    if any(p.tpu_only_idiom for p in course.puzzles):
-        lines.append(Text("* uses a TPU-only idiom (scratch on a sequential grid, scalar prefetch)", style="dim"))
-    footnotes = dict.fromkeys(note for p in course.puzzles if (note := _jax_needed(p)[1]))
-    for note in footnotes:
-        lines.append(Text(f"† what the interpreter (on the CPU) needs; {note}", style="dim"))
-    lines.append(Text(f"Commands take a puzzle's number or the name in its file, e.g. "
-                      f"`pallas-puzzles hint {progress.current.name}`.", style="dim"))
-    if progress.workspace is not None:
-        lines.append(progress_bar(progress.solved_count, progress.total))
-    else:
-        lines.append(Text("Outside a workspace progress is not tracked; `pallas-puzzles init DIR` makes one.",
-                          style="dim"))
-    return Group(*lines)
+def list_view(progress: Progress, width: int) -> RenderableType:
+    """The course as `list` shows it (report/course_list.py)."""
+    return course_list.view(progress, width)
 
 
 def render_list(console: Console, progress: Progress) -> None:
@@ -143,6 +69,11 @@ def render_hint_reveal(console: Console, puzzle: Puzzle, reveal: HintReveal) -> 
 
 
 def render_hint(console: Console, puzzle: Puzzle, level: int) -> None:
+    console.print(hint_panel(puzzle, level))
+
+
+def hint_panel(puzzle: Puzzle, level: int) -> Panel:
+    """Hints 1 to `level` of a puzzle, and what to do after the last."""
     total = len(puzzle.hints)
     lines = [Text(f"Hint {i + 1}/{total}: ", style="bold") + Text(puzzle.hints[i]) for i in range(level)]
     if level >= total:
@@ -150,25 +81,31 @@ def render_hint(console: Console, puzzle: Puzzle, level: int) -> None:
                           "solution; while the puzzle is unsolved it asks first.", style="dim"))
     else:
         lines.append(Text(f"Ask again for hint {level + 1}.", style="dim"))
-    console.print(Panel(Group(*lines), title=f"Puzzle {puzzle.number}: {puzzle.title}", border_style="blue"))
+    return Panel(Group(*lines), title=f"Puzzle {puzzle.number}: {puzzle.title}", border_style="blue")
 
 
-def render_watch_header(console: Console, progress: Progress, keys: bool) -> None:
+WATCH_KEYS = "h hint · d details · l list · n next · r re-run · x reset · q quit"
+
+
+def watch_header(progress: Progress, keys: bool) -> Group:
+    """What tops every screen of watch mode: the puzzle, its file, the progress and the keys."""
     puzzle = progress.current
-    console.rule(Text(f"Puzzle {puzzle.number}: {puzzle.title}", style="bold"))
-    console.print(Text("Edit ") + file_link(progress.exercise(puzzle))
-                  + Text(" and save; it is checked on every save."))
-    console.print(progress_bar(progress.solved_count, progress.total))
-    if keys:
-        console.print(Text("keys: h hint · l list · n next · r re-run · x reset · q quit", style="dim"))
-    else:
-        console.print(Text("commands (type, then Enter): h hint · l list · n next · r re-run · x reset · q quit",
-                           style="dim"))
+    return Group(
+        Rule(Text(f"Puzzle {puzzle.number}: {puzzle.title}", style="bold")),
+        Text("Edit ") + file_link(progress.exercise(puzzle)) + Text(" and save; it is checked on every save."),
+        progress_bar(progress),
+        Text(f"keys: {WATCH_KEYS}" if keys else f"commands (type, then Enter): {WATCH_KEYS}", style="dim"))
 
 
 def render_source(console: Console, path: Path) -> None:
-    """A file's code, highlighted, without line numbers: a learner copies from it."""
-    console.print(Syntax(path.read_text(encoding="utf-8"), "python", line_numbers=False))
+    """A file's code, highlighted, without line numbers: a learner copies from it. Not to a terminal
+    (`solution 4 > mine.py`), the file's own text, byte for byte: nothing folded or padded."""
+    text = path.read_text(encoding="utf-8")
+    if not console.is_terminal:
+        console.file.write(text)
+        console.file.flush()
+        return
+    console.print(Syntax(text, "python", line_numbers=False))
 
 
 def render_result(console: Console, result: CheckResult, puzzle: Puzzle) -> None:
@@ -192,15 +129,23 @@ class TerminalFormat(Format):
         result, puzzle = verdict.result, verdict.puzzle
         if verdict.one_of_many and result.not_started:
             return _NotStarted(puzzle)
-        shown: list[RenderableType] = [verdict_text.check(result, puzzle)]
-        if verdict.card_applies:
+        # Among many, what a passing kernel printed is left out (as pytest keeps a passing test's output).
+        shown: list[RenderableType] = [verdict_text.check(result, puzzle,
+                                                          with_printed=not (verdict.one_of_many and result.passed))]
+        if verdict.card_applies and verdict.full_card:
             shown.extend(perf_card.cards(result))
-        return Group(*shown)
+        elif verdict.card_applies:
+            shown.extend(line for line in [perf_card.line(result, puzzle.number)] if line is not None)
+        if verdict.one_of_many:
+            return Group(*shown)
+        return HeadlineLast(Group(*shown), verdict_text.summary(result, puzzle))
 
     def run(self, report: RunReport) -> RenderableType:
         if not report.many:
             return None
-        return Text(sentences.run_tally(report.results))
+        every_pass = all(r.passed for r in report.results)  # what the exit code says (commands/verify.py)
+        return Text(sentences.run_tally(report.results, len(report.refused)),
+                    style="bold green" if every_pass else "bold red")
 
     def listing(self, progress: Progress) -> RenderableType:
         return _ListForWidth(progress)
@@ -216,6 +161,22 @@ class _NotStarted:
         title = Text(self.title, no_wrap=True, overflow="ellipsis")
         title.truncate(max(options.max_width - len(sentences.NOT_STARTED), 1), overflow="ellipsis")
         yield Text.assemble(title, sentences.NOT_STARTED, style="yellow", no_wrap=True)
+
+
+class HeadlineLast:
+    """A verdict taller than the terminal ends with its title and what is wrong again, as pytest ends with
+    its short summary: what stays on the screen is what the learner needs first."""
+
+    def __init__(self, verdict: RenderableType, headline: Text) -> None:
+        self.verdict, self.headline = verdict, headline
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.verdict, options, pad=False)
+        for line in lines:
+            yield from line
+            yield Segment.line()
+        if console.is_terminal and len(lines) >= console.height - 1:
+            yield self.headline
 
 
 class _ListForWidth:

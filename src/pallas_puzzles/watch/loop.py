@@ -162,11 +162,11 @@ class WatchLoop:
         stopped = self._cancel_running()
         path = self.progress.exercise(puzzle)
         if not path.is_file():
-            terminal.warning(self.console, self.progress.missing_message(puzzle))
+            self.screen.notice(puzzle, self.progress.missing_message(puzzle))
             return
         refusal = support.refusal(puzzle, self.backend)
         if refusal is not None:
-            terminal.warning(self.console, f"{refusal.sentence} Press n to skip to the next puzzle.")
+            self.screen.notice(puzzle, f"{refusal.sentence} Press n to skip to the next puzzle.")
             return
         note = " (the previous check was stopped)" if stopped else ""
         self.console.print(f"Checking {puzzle.file}…{note}", style="dim")
@@ -191,7 +191,7 @@ class WatchLoop:
         self._stop_status()
         if event.error is not None:
             if isinstance(event.error, UserError):
-                terminal.warning(self.console, event.error.message + " Save again or press r to retry.")
+                self.screen.notice(running.puzzle, event.error.message + " Save again or press r to retry.")
                 return
             raise event.error  # a fault in pallas-puzzles: the CLI's error boundary reports it
         if event.result is None:
@@ -201,15 +201,12 @@ class WatchLoop:
             self.screen.verdict(event.result, running.puzzle)
             return
         outcome = self.progress.record_pass(running.puzzle)
+        # The next puzzle is where a restart resumes, but the pass (or the tour, which starts solved) stays
+        # on screen until the learner acts.
+        if outcome.upcoming is not None:
+            self.progress.move_to(outcome.upcoming)
+            self._resting = True
         self.screen.success(event.result, running.puzzle, outcome)
-        if outcome.upcoming is None:
-            return
-        if running.puzzle.tour:  # the tour starts solved: passing it just leads on
-            self._switch(outcome.upcoming)
-            return
-        # The next puzzle is where a restart resumes, but the pass stays on screen until the learner acts.
-        self.progress.move_to(outcome.upcoming)
-        self._resting = True
 
     def _show_progress_notice(self) -> None:
         """Tell the learner a slow check is still running, and how to get out of it."""
@@ -235,7 +232,7 @@ class WatchLoop:
         puzzle = self.progress.current
         if key == "q":
             return False
-        left_pass = self._resting and key != "l"
+        left_pass = self._resting and key not in ("l", "d")
         if left_pass:  # leave the pass's screen for the next puzzle; that is all `n` does here
             self._resting = False
             self.screen.header()
@@ -246,7 +243,9 @@ class WatchLoop:
         if key == "h":
             self.screen.hint(puzzle, self.progress.reveal_hint(puzzle))
         elif key == "l":
-            terminal.render_list(self.console, self.progress)
+            self.screen.listing()
+        elif key == "d":
+            self.screen.details()
         elif key == "n":
             self._switch(self.progress.following(puzzle))
         elif key == "r":

@@ -13,13 +13,14 @@ from pathlib import Path
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CheckResult
-from pallas_puzzles.worker.client import Worker
+from pallas_puzzles.worker.client import Limits, Worker
 
 
 class WorkersByTarget:
-    def __init__(self, requested: str, mode: Mode = Mode.RUN) -> None:
+    def __init__(self, requested: str, mode: Mode = Mode.RUN, limits: Limits = Limits()) -> None:
         self.requested = requested
         self.mode = mode
+        self.limits = limits
         self.workers: dict[str, Worker] = {}
         self.warning: str | None = None
 
@@ -27,7 +28,7 @@ class WorkersByTarget:
         """The checker for `target`, started now if it is new; returns the backend it resolved."""
         worker = self.workers.get(target)
         if worker is None:
-            worker = self.workers[target] = Worker(self.requested, self.mode, target)
+            worker = self.workers[target] = Worker(self.requested, self.mode, target, self.limits)
         if worker.backend is None:
             try:
                 backend = worker.start()

@@ -60,10 +60,37 @@ class CheckCancelled(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one check may use beyond the puzzle's own time limit (`grade` sets them)."""
+    """What one check may use beyond the puzzle's own time limit (`grade` sets them; a learner's own
+    checks have `learner_limits`)."""
 
     seconds: float = 0.0  # 0: the puzzle's time limit (time_limit below)
     memory_mib: int = 0  # the checker process's resident memory, JAX included; 0: no limit
+    raise_memory: str = ""  # how whoever runs the check allows more memory, for the sentence when it is hit
+
+
+LEARNER_MEMORY_CAP_MIB = 4096  # a puzzle's check needs a few hundred MiB, JAX included
+
+
+def default_memory_mib() -> int:
+    """Half the machine's memory, at most LEARNER_MEMORY_CAP_MIB: a kernel that builds a huge temporary is
+    stopped long before the machine swaps, and no puzzle comes near it."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows): the cap alone
+        return LEARNER_MEMORY_CAP_MIB
+    return int(max(1024, min(LEARNER_MEMORY_CAP_MIB, total / 2)))
+
+
+def learner_limits() -> Limits:
+    """The limits of a learner's own checks: each puzzle's time limit, and memory as
+    PALLAS_PUZZLES_MEMORY_LIMIT says (MiB; 0: none), else `default_memory_mib`."""
+    variable = environment.MEMORY_LIMIT
+    given = variable.value().strip()
+    if not given:
+        return Limits(memory_mib=default_memory_mib(), raise_memory=f"set {variable.name} to more MiB")
+    if not given.isdigit():
+        raise UserError(f"{variable.name} must be a whole number of MiB (0 for no limit); it is '{given}'.")
+    return Limits(memory_mib=int(given), raise_memory=f"set {variable.name} to more MiB")
 
 
 MEMORY_POLL = 0.05  # seconds between looks at a checker's memory while a check runs
@@ -186,8 +213,9 @@ class Worker:
     def _stopped(self, why: FindingKind, file: Path, limit: float) -> Finding:
         """The finding for a check stopped at a limit."""
         if why is FindingKind.MEMORY:
+            allow = f" ({self.limits.raise_memory} to allow it)" if self.limits.raise_memory else ""
             return Finding(FindingKind.MEMORY, f"Your kernel took more than {self.limits.memory_mib} MiB of "
-                                               f"memory and was stopped; a fresh checker was started.")
+                                               f"memory{allow} and was stopped; a fresh checker was started.")
         loops = loop_lines(file)
         return Finding(FindingKind.TIMEOUT,
                        f"Your kernel was still running after {limit:.0f} s and was stopped; "

@@ -89,7 +89,7 @@ def _likely_target(key: str | None, every_puzzle: bool) -> str:
 
 def planned_check(args: list[str]) -> tuple[str, str, Mode] | None:
     """(target, backend, mode) of the checker this command line will want, or None when it wants none."""
-    if "--help" in args or "-h" in args:
+    if "--help" in args or "-h" in args or "--version" in args:
         return None
     backend, command, key, index = AUTO, None, None, 0
     while index < len(args):

@@ -50,6 +50,11 @@ class Workspace:
     def backups(self) -> Path:
         return self.meta / "backups"
 
+    @property
+    def results(self) -> Path:
+        """The stored verdicts (checking/cache.py): a cache of this machine's checks."""
+        return self.meta / "results"
+
     def exercise(self, puzzle: Puzzle) -> Path:
         return self.exercises / puzzle.file
 
@@ -116,7 +121,7 @@ def init_workspace(target: Path, course: Course) -> Workspace:
     workspace.solutions.mkdir()
     workspace.backups.mkdir(parents=True)
     # Stored verdicts are a cache of this machine's checks: they stay out of a repository.
-    (workspace.meta / ".gitignore").write_text("results/\n", encoding="utf-8")
+    (workspace.meta / ".gitignore").write_text(f"{workspace.results.name}/\n", encoding="utf-8")
     (target / "README.md").write_text(WORKSPACE_README, encoding="utf-8")
     return workspace
 

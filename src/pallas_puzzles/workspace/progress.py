@@ -9,6 +9,7 @@ with one warning that it is not being saved.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,7 @@ class Progress:
         self.workspace = workspace
         self.course = course
         self.state = state
-        self._warn = warn
+        self.warn = warn  # where a warning goes (watch mode shows it on its next screen)
         self._unsaved_warned = False
 
     @classmethod
@@ -80,6 +81,19 @@ class Progress:
     @property
     def total(self) -> int:
         return len(self.course.counted)
+
+    @functools.cached_property
+    def beyond_this_jax(self) -> dict[str, list[Puzzle]]:
+        """The counted puzzles this environment's jax cannot run, by the jax they need."""
+        from pallas_puzzles.checking.support import beyond_this_jax
+
+        return beyond_this_jax(self.course.counted)
+
+    @property
+    def within_reach(self) -> list[Puzzle]:
+        """The counted puzzles this environment's jax can run: what progress is counted against."""
+        beyond = {p.name for puzzles in self.beyond_this_jax.values() for p in puzzles}
+        return [p for p in self.course.counted if p.name not in beyond]
 
     def hints_seen(self, puzzle: Puzzle) -> int:
         return self.state.hints_seen.get(puzzle.name, 0)
@@ -175,6 +189,6 @@ class Progress:
             if not self._unsaved_warned:
                 self._unsaved_warned = True
                 where = exc.filename or (self.workspace.meta if self.workspace else "")
-                self._warn(f"Your progress cannot be saved ({exc.strerror or exc} at {where}); it is kept "
+                self.warn(f"Your progress cannot be saved ({exc.strerror or exc} at {where}); it is kept "
                            f"for this session only. Make the workspace writable to keep it.")
             return None

@@ -3,7 +3,8 @@
 Progress names puzzles, never numbers them: a puzzle's number is its position in
 the course, and a course may grow in the middle. Written atomically (temp file +
 rename) so a crash never leaves half a file; a corrupt file is set aside under a
-name not yet taken, with a warning, and progress starts afresh.
+name not yet taken, with a warning, and progress is rebuilt from what the workspace
+shows was solved (`rebuilt_state`) before it starts afresh.
 """
 
 from __future__ import annotations
@@ -53,7 +54,23 @@ class State:
 
 
 def fresh_state(course: Course) -> State:
-    return State(current=course.counted[0].name, course=course.name)
+    """Where a new learner starts: the course's first puzzle (the guided tour, where it has one)."""
+    return State(current=course.puzzles[0].name, course=course.name)
+
+
+def rebuilt_state(workspace: Workspace, course: Course) -> State:
+    """Progress rebuilt from the workspace: each pass put the reference solution in `solutions/`, and the
+    stored verdicts (`.pallas_puzzles/results/`) keep the passes of the learner's files. Hints seen are lost;
+    the current puzzle is the first unsolved one."""
+    from pallas_puzzles.checking.cache import stored_passes
+
+    solved = {p.name for p in course.counted if (workspace.solutions / p.file).is_file()}
+    solved |= {name for name in stored_passes(workspace) if course.has(name) and not course.find(name).tour}
+    state = fresh_state(course)
+    if solved:
+        state.solved = solved
+        state.current = next((p.name for p in course.counted if p.name not in solved), course.counted[-1].name)
+    return state
 
 
 def _v1_name(number: Any) -> str:
@@ -102,18 +119,21 @@ def load_state(workspace: Workspace, course: Course) -> tuple[State, str | None]
         return _parse(path.read_text(encoding="utf-8"), course), None
     except (ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         reason = exc.__class__.__name__
+    state = rebuilt_state(workspace, course)
+    if state.solved:
+        now = course.find(state.current)
+        found = (f"progress was rebuilt from solutions/ and your stored verdicts: {len(state.solved)} "
+                 f"puzzle{'s' if len(state.solved) != 1 else ''} solved, now on puzzle {now.number} ({now.name})")
+    else:
+        found = "nothing in solutions/ or your stored verdicts shows a solved puzzle, so progress starts afresh"
     aside = _free_name(path)
     try:
         os.replace(path, aside)
     except OSError as exc:
-        return fresh_state(course), (
-            f"Your progress file {path} was unreadable ({reason}) and could not be moved aside "
-            f"({exc.strerror}); progress starts afresh for now. Your exercise files are untouched."
-        )
-    return fresh_state(course), (
-        f"Your progress file was unreadable ({reason}); it was moved to {aside.name} and progress "
-        f"starts afresh. Your exercise files are untouched."
-    )
+        return state, (f"Your progress file {path} was unreadable ({reason}) and could not be moved aside "
+                       f"({exc.strerror}); {found}. Your exercise files are untouched.")
+    return state, (f"Your progress file was unreadable ({reason}); it was moved to {aside.name} and {found}. "
+                   f"Your exercise files are untouched.")
 
 
 def save_state(workspace: Workspace, state: State) -> None:

@@ -10,7 +10,7 @@ import re
 
 from pallas_puzzles.engine.file_faults import first_line
 from pallas_puzzles.engine.learner_lines import learner_frames, recorded_lines
-from pallas_puzzles.engine.meanings import plain_meaning
+from pallas_puzzles.engine.meanings import plain_meaning, plain_message
 from pallas_puzzles.engine.targets.pallas_call.explain import dma, writes
 from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.targets.pallas_call.intercept.negative_indices import NegativeIndex
@@ -88,9 +88,9 @@ def _from_callback_error(cb: BaseException, session: StrictSession) -> Finding:
             "An output block is written again after other blocks were written in between.",
             where=learner, grid_point=point, detail=text,
         )
+    said = plain_message(f"{type(cb).__name__}: {text}", learner) or f"{type(cb).__name__}: {first_line(text)}"
     return Finding(
-        FindingKind.ERROR,
-        f"The kernel failed while running at grid point {point}: {type(cb).__name__}: {first_line(text)}",
+        FindingKind.ERROR, f"The kernel failed while running at grid point {point}: {said}",
         explanation=plain_meaning(text), where=learner, grid_point=point, detail=text,
     )
 
@@ -176,10 +176,9 @@ def diagnose(exc: BaseException, session: StrictSession) -> Finding:
             f"({store.group(2)}): the two shapes must be the same.",
             explanation=plain_meaning(text), where=tuple(reversed(where)), detail=text)
     message = first_line(text) if text else type(exc).__name__
+    where = learner_frames(exc, session.learner_file)
     return Finding(
         FindingKind.ERROR,
-        f"{type(exc).__name__}: {message}",
-        explanation=plain_meaning(f"{type(exc).__name__} {text}"),
-        where=learner_frames(exc, session.learner_file),
-        detail=text,
+        plain_message(f"{type(exc).__name__}: {text}", where) or f"{type(exc).__name__}: {message}",
+        explanation=plain_meaning(f"{type(exc).__name__} {text}"), where=where, detail=text,
     )
