@@ -25,7 +25,8 @@ def _calls_at(puzzle, sizes):
     dma_watch.install()
     file = puzzle.solution_path
     entry = getattr(load_learner_module(file), puzzle.entry)
-    session = StrictSession(backend=INTERPRET, learner_file=str(file), run_kernels=False)
+    session = StrictSession(backend=INTERPRET, learner_file=str(file), allow_revisits=puzzle.sequential_grid,
+                            cores=puzzle.cores, run_kernels=False)  # as multiples.check makes it
     with session_scope(session):
         entry(*specs.on_device(specs.make_inputs(puzzle, sizes, 0)))
     return session
