@@ -132,12 +132,12 @@ def _hook_semaphores(ipc: Any) -> Callable[..., Any]:
 
     def wait_hook(token: Any, device_id: Any, core: Any, sem_id: Any, value: Any, source_info: Any = None) -> Any:
         live = _live(ipc)
-        if live is None:
-            return sem_wait(token, device_id, core, sem_id, value)
+        if live is None:  # another target's kernel: its wait keeps the line it was given
+            return sem_wait(token, device_id, core, sem_id, value, source_info=source_info)
         memory, log = live
         barrier = int(sem_id) in memory.fixed_id_sem
         with _waiting(int(device_id), int(sem_id), int(value), source_info, "barrier" if barrier else "regular"):
-            out = sem_wait(token, device_id, core, sem_id, value)
+            out = sem_wait(token, device_id, core, sem_id, value, source_info=source_info)
         if barrier:
             MONITOR.barrier_waited(log, int(device_id))
         else:
