@@ -112,12 +112,17 @@ def _follow(start: Any, dotted: str) -> Any:
 
 
 def _module_file(module: str) -> bool:
+    """The module's file is on disk, looked for without importing its packages (a checker may have
+    blocked one of them from importing, and a blocked module must stay unimported)."""
     import importlib.util
+    from pathlib import Path
 
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ImportError:  # a parent package that cannot be imported here
+    top, _, rest = module.partition(".")
+    spec = importlib.util.find_spec(top)
+    if spec is None or not spec.submodule_search_locations:
         return False
+    path = Path(next(iter(spec.submodule_search_locations))).joinpath(*rest.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _has_field(cls: type, field: str) -> bool:
