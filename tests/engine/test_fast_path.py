@@ -1,9 +1,10 @@
-"""tpu-interpret's fast path changes how fast a verdict comes, never what it says.
+"""The fast path changes how fast a verdict comes, never what it says.
 
 The guardians (test_course, test_mistakes, test_correct) read the verdicts of `dev check` on the
 built-in course, made once per session by checker processes with the fast path on (the
 `course_check` fixture); here every job of that check that tpu-interpret ran (stubs, reference
-solutions, mistakes, correct alternatives) is checked again by checker processes started with
+solutions, mistakes, correct alternatives), and every one of the multi-device and Mosaic GPU targets
+(their interpreters' callbacks take numpy arguments), is checked again by checker processes started with
 PALLAS_PUZZLES_FAST=0, and every verdict is compared: pass or fail, the kind, the lines named, the
 grid points, the counts of wrong elements. Printed float values may differ in the last place (one
 fused program against op by op), so the values themselves are not compared, only which elements are
@@ -34,23 +35,30 @@ from pallas_puzzles.dev import examples
 from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.case import Case
 from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
+from pallas_puzzles.engine.targets.mosaic_gpu.target import MosaicGpuTarget
 from pallas_puzzles.engine.targets.pallas_call import fast_path
 from pallas_puzzles.engine.targets.pallas_call.fast_path import OFF, FastPath
 from pallas_puzzles.engine.targets.tpu_interpret import TpuInterpreter
+from pallas_puzzles.engine.targets.tpu_multichip.target import TpuMultichip
 from pallas_puzzles.results import CaseResult, CheckResult, Finding, Mismatch
 from pallas_puzzles.source_line import SourceLine
 
+# The targets the fast path speeds up: tpu-interpret and tpu-kernel (its levers), the multi-device
+# and Mosaic GPU interpreters (their callbacks take numpy arguments: numpy_callbacks.py); Blackwell's
+# target is Mosaic GPU's.
+_FAST = (TpuInterpreter, TpuMultichip, MosaicGpuTarget)
+
 
 def _compared(course_check: dev_check.CourseCheck) -> list[tuple[dev_check.CourseJob, CheckResult]]:
-    """The jobs the fast path could have touched: run, on the interpreter, by tpu-interpret or a target on it."""
+    """The jobs the fast path could have touched: run, on the interpreter, by a target it speeds up."""
     return [(job, result) for job, result in course_check.checked
             if job.mode is Mode.RUN and job.requested == INTERPRET.name
-            and issubclass(targets.get(job.puzzle.target), TpuInterpreter)]  # tpu-interpret and tpu-kernel
+            and issubclass(targets.get(job.puzzle.target), _FAST)]
 
 
 @pytest.fixture(scope="module")
 def slow_and_fast(course_check, tmp_path_factory) -> Iterator[list[tuple[str, CheckResult, CheckResult]]]:
-    """(job name, verdict with the fast path, verdict without), for every job tpu-interpret ran."""
+    """(job name, verdict with the fast path, verdict without), for every job of a target it speeds up."""
     if TpuInterpreter().fast == OFF:
         pytest.skip(f"{fast_path.VARIABLE}=0: the course check ran without the fast path, nothing to compare")
     from rich.console import Console
@@ -114,6 +122,8 @@ def verdict(result: CheckResult) -> dict[str, Any]:
 
 def test_the_fast_path_changes_no_verdict(slow_and_fast):
     assert len(slow_and_fast) > 150, "stubs, solutions, mistakes and correct alternatives of tpu-interpret"
+    compared = {COURSE.find(fast.name).target for _, fast, _ in slow_and_fast}
+    assert compared == {"tpu-interpret", "tpu-kernel", "tpu-multichip", "mosaic-gpu", "blackwell"}, compared
     differ = [name for name, fast, slow in slow_and_fast if verdict(fast) != verdict(slow)]
     assert not differ, [(name, verdict(fast), verdict(slow)) for name, fast, slow in slow_and_fast if name in differ]
 

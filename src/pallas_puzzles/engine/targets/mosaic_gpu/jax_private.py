@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from pallas_puzzles.engine.targets.pallas_call.jax_private import (  # shared with the TPU interpreter
+    CALLBACK,
     INTERPRET_UTILS,
     RACE_DETECTION,
     callback_logger,
@@ -29,9 +30,9 @@ from pallas_puzzles.engine.targets.pallas_call.jax_private import (  # shared wi
 from pallas_puzzles.engine.targets.private_names import PrivateNames, load, names
 
 __all__ = ["CALLBACKS_WITH_SOURCE_INFO", "CHECKED_ON", "NAMES", "PALLAS_SOURCES", "THREAD_CALLBACKS",
-           "WARNING_MODULES", "callback_logger", "gpu_callbacks", "gpu_jaxpr_interpreter", "gpu_primitives",
-           "gpu_race_detection_state", "gpu_shared_memory", "layout_inference", "ranges_overlap",
-           "shared_memory_now"]
+           "WARNING_MODULES", "callback_logger", "callback_users", "gpu_callbacks", "gpu_jaxpr_interpreter",
+           "gpu_primitives", "gpu_race_detection_state", "gpu_shared_memory", "jax_callbacks", "layout_inference",
+           "ranges_overlap", "shared_memory_now"]
 
 CHECKED_ON = ("0.10.2", "0.12.0.1")
 NEW = ("0.12.0.1",)  # the names jax 0.10.2 lacks
@@ -43,6 +44,10 @@ GPU_SHARED_MEMORY = "jax._src.pallas.mosaic_gpu.interpret.shared_memory"
 GPU_RACE_DETECTION = "jax._src.pallas.mosaic_gpu.interpret.race_detection_state"
 GPU_JAXPR_INTERPRET = "jax._src.pallas.mosaic_gpu.interpret.jaxpr_interpret"
 GPU_PRIMITIVES = "jax._src.pallas.mosaic_gpu.primitives"
+GPU_INTERPRET_PALLAS_CALL = "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"
+# The interpreter's modules that make its io_callbacks, each through its own reference to JAX's
+# callback module (hooks.py has those callbacks take numpy arguments: numpy_callbacks.py).
+CALLBACK_USERS = (GPU_CALLBACKS, GPU_JAXPR_INTERPRET, GPU_INTERPRET_PALLAS_CALL)
 # Mosaic GPU's layout search (cuda_lowering.py bounds it); under jax.experimental, but no API.
 LAYOUT_INFERENCE = "jax.experimental.mosaic.gpu.layout_inference"
 VECTOR_CLOCK = "jax._src.pallas.mosaic.interpret.vector_clock"  # the race detector's clocks
@@ -110,12 +115,28 @@ NAMES = PrivateNames("mosaic_gpu", CHECKED_ON, (
     *names(GPU_RACE_DETECTION, "GPURaceDetectionState.reads", "GPURaceDetectionState.writes", use="field", on=NEW),
     *names(VECTOR_CLOCK, "NpVectorClock.ordered", on=NEW),
     *names(RACE_DETECTION, "_ranges_overlap"),
+    # hooks.py: the interpreter's callbacks take numpy arguments (engine/targets/numpy_callbacks.py), so
+    # its numbers arrive as numpy scalars, which _to_int is taught to read
+    *[name for module in CALLBACK_USERS for name in names(module, "callback", use="patched", on=NEW)],
+    *names(GPU_SHARED_MEMORY, "_to_int", use="patched", on=NEW),
+    *names(CALLBACK, "io_callback_impl", use="patched"),
+    *names(CALLBACK, "_FlatCallback.callback_func", use="field"),
 ))
 
 
 def gpu_callbacks() -> ModuleType:
     """The interpreter's callbacks, looked up by module attribute when a kernel is traced (patched)."""
     return load(GPU_CALLBACKS)
+
+
+def callback_users() -> tuple[ModuleType, ...]:
+    """The interpreter's modules whose `callback` (JAX's callback module) hooks.py stands in for."""
+    return tuple(load(module) for module in CALLBACK_USERS)
+
+
+def jax_callbacks() -> ModuleType:
+    """JAX's callback module, whose io_callback_impl numpy_callbacks.py replaces."""
+    return load(CALLBACK)
 
 
 def gpu_shared_memory() -> ModuleType:

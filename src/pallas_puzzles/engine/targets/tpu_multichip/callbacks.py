@@ -5,9 +5,8 @@ interpreter traces into the device's program (`callback.io_callback`, through it
 module reference, which `CallbackModule` stands in for). Here:
 - each runs by the scheduler's rules (turns.py), and a semaphore's condition variable hands the
   turn on instead of sleeping with it; a failure opens every gate;
-- the interpreter's own callbacks take their arguments as numpy arrays: JAX's io_callback_impl
-  first places every argument on a device, as jax arrays, which the interpreter turns straight
-  back into numbers (over half of an eight-device run's time went to that);
+- the interpreter's own callbacks take their arguments as numpy arrays (numpy_callbacks.py; over
+  half of an eight-device run's time went to placing them on a device);
 - a semaphore wait gets the learner's line, and a barrier semaphore asked for without a
   collective_id is refused at the learner's line.
 
@@ -21,6 +20,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from pallas_puzzles.engine.targets import numpy_callbacks
 from pallas_puzzles.engine.targets.tpu_multichip import jax_private, turns
 from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
 from pallas_puzzles.engine.targets.tpu_multichip.problems import NoCollectiveId, RunStopped
@@ -71,29 +71,8 @@ def _schedule(shared_memory: Any) -> None:
     shared_memory.SharedMemory.set_failed = failed
 
 
-
-def _numpy_arguments(jax_callbacks: Any) -> None:
-    """The callbacks turns.gate made take numpy arguments; every other io_callback is JAX's as before."""
-    import numpy as np
-    from jax import tree_util
-
-    original, logger = jax_callbacks.io_callback_impl, jax_private.callback_logger()
-
-    @functools.wraps(original)
-    def io_callback_impl(*args: Any, callback: Any, **kwargs: Any) -> Any:
-        if not getattr(getattr(callback, "callback_func", None), turns.NUMPY_ARGUMENTS, False):
-            return original(*args, callback=callback, **kwargs)
-        try:
-            return tree_util.tree_map(np.asarray, callback(*args))
-        except BaseException:
-            logger.exception("jax.io_callback failed")  # as JAX's: session_scope keeps the error
-            raise
-
-    jax_callbacks.io_callback_impl = io_callback_impl
-
-
 def install(ipc: Any, shared_memory: Any, sem_wait: Callable[..., Any]) -> None:
     """Route the interpreter's callbacks through here (hooks.install calls this once per process)."""
     ipc.callback = CallbackModule(ipc.callback, ipc, sem_wait)
     _schedule(shared_memory)
-    _numpy_arguments(jax_private.jax_callbacks())
+    numpy_callbacks.install(jax_private.jax_callbacks(), jax_private.callback_logger())

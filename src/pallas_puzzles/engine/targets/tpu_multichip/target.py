@@ -166,7 +166,6 @@ class TpuMultichip(Target):
         try:
             with session_scope(session):
                 launcher = run.trace(*placed).jaxpr  # judged below (engine/integrity); the run reuses the trace
-                launcher = run.trace(*placed).jaxpr  # the run reuses the trace
                 got = np.asarray(jax.block_until_ready(run(*placed)))
         except Exception as exc:  # the learner's kernel failed, or a rule stopped it
             TURNS.end()

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pallas_puzzles.engine.targets.numpy_callbacks import marked
+
 RUNNING, READY, HOLDING, BLOCKED, BARRIER, DONE = "running", "ready", "holding", "blocked", "barrier", "done"
 
 
@@ -213,18 +215,15 @@ _TURN_TAKING = frozenset({"get", "swap", "store", "dma_start", "dma_wait", "sema
                           "_validate"})
 
 
-NUMPY_ARGUMENTS = "takes_numpy_arguments"  # set on what `gate` returns: callbacks.py hands it numpy arrays
-
-
 def gate(callback: Callable[..., Any]) -> Callable[..., Any]:
     """`callback` (one of the interpreter's, maybe in a functools.partial) run by the scheduler's rules."""
     name = getattr(getattr(callback, "func", callback), "__name__", "")
     if name == "_barrier":
-        return _marked(_before(callback, TURNS.barrier))
+        return marked(_before(callback, TURNS.barrier))
     if name == "_clean_up_shared_memory":
-        return _marked(_before(callback, TURNS.finish))
+        return marked(_before(callback, TURNS.finish))
     if name not in _TURN_TAKING:
-        return _marked(lambda *args, **kwargs: callback(*args, **kwargs))
+        return marked(lambda *args, **kwargs: callback(*args, **kwargs))
 
     def in_turn(*args: Any, **kwargs: Any) -> Any:
         if not TURNS.active:
@@ -239,12 +238,7 @@ def gate(callback: Callable[..., Any]) -> Callable[..., Any]:
         finally:
             TURNS.give(device)
 
-    return _marked(in_turn)
-
-
-def _marked(function: Callable[..., Any]) -> Callable[..., Any]:
-    setattr(function, NUMPY_ARGUMENTS, True)
-    return function
+    return marked(in_turn)
 
 
 def _before(callback: Callable[..., Any], tell: Callable[[int], None]) -> Callable[..., Any]:
