@@ -125,3 +125,78 @@ def test_a_time_out_names_the_loop_and_its_time_matches_its_limit(tmp_path, monk
     assert finding.kind is FindingKind.TIMEOUT and "still running after 4 s" in finding.message
     assert "while_loop" in finding.where[0].text  # the line that loops, named
     assert 4.0 <= result.seconds < 6.0  # the footer says the time the kernel had, not the restart after it
+
+
+def _spin_then_cancel(worker: Worker, puzzle, spinning: Path) -> None:
+    """Start a check that never ends and stop it, as a learner's next save does."""
+    import threading
+    import time
+
+    from pallas_puzzles.worker.client import CheckCancelled
+
+    def run() -> None:
+        try:
+            worker.check(puzzle, spinning)
+        except CheckCancelled:
+            pass
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    time.sleep(1.0)
+    worker.cancel()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+def test_a_stopped_check_is_taken_over_by_the_warm_spare(tmp_path):
+    """With keep_spare (watch mode), a spare process starts after a check and warms up on the reference
+    solution; a stopped check hands over to it, whose warm-up verdict is never taken for the next one's."""
+    puzzle = COURSE.find("constant_add")
+    source = (REPO / "solutions" / puzzle.file).read_text()
+    spinning, wrong = tmp_path / "spinning" / puzzle.file, tmp_path / "wrong" / puzzle.file
+    for path, text in ((spinning, source.replace("    z_ref[...] = x_ref[...] + 10.0\n", SPIN)),
+                       (wrong, source.replace("x_ref[...] + 10.0", "x_ref[...] + 11.0"))):
+        path.parent.mkdir()
+        path.write_text(text)
+    with Worker("interpret", keep_spare=True) as worker:
+        worker.start()
+        assert worker._spare is None  # nothing spare before the first check
+        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed
+        spare = worker._spare
+        assert spare is not None and spare.warming and spare.spawned.process.poll() is None
+        _spin_then_cancel(worker, puzzle, spinning)
+        result = worker.check(puzzle, wrong)
+        assert worker._process.pid == spare.spawned.process.pid  # the spare took over
+        assert not result.passed and result.first_failure.mismatch is not None  # this file's verdict
+        assert worker._spare is not None and worker._spare.spawned.process.pid != spare.spawned.process.pid
+        assert worker.restarts == 0
+
+
+def test_a_worker_without_a_spare_starts_afresh_after_a_stopped_check(tmp_path):
+    puzzle = COURSE.find("constant_add")
+    spinning = tmp_path / puzzle.file
+    spinning.write_text((REPO / "solutions" / puzzle.file).read_text().replace(
+        "    z_ref[...] = x_ref[...] + 10.0\n", SPIN))
+    with Worker("interpret") as worker:
+        worker.start()
+        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed and worker._spare is None
+        _spin_then_cancel(worker, puzzle, spinning)
+        assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed and worker._spare is None
+
+
+def test_the_next_chapters_checker_is_warmed_up_before_its_first_check():
+    """WorkersByTarget.warm_up (watch mode, on a chapter's last puzzle) starts the next target's checker in
+    the background; its first check is answered by that process."""
+    from pallas_puzzles.worker.by_target import WorkersByTarget
+
+    puzzle = next(p for p in COURSE.puzzles if p.target == "tpu-multichip")
+    with WorkersByTarget("interpret", keep_warm=True) as workers:
+        workers.warm_up(puzzle)
+        worker = workers.workers[puzzle.target]
+        spare = worker._spare
+        assert spare is not None and worker.backend is None
+        assert workers.check(puzzle, REPO / "solutions" / puzzle.file).passed
+        assert worker._process.pid == spare.spawned.process.pid
+    with WorkersByTarget("interpret") as cold:  # keep_warm off (PALLAS_PUZZLES_FAST=0): nothing starts early
+        cold.warm_up(puzzle)
+        assert puzzle.target not in cold.workers or cold.workers[puzzle.target]._spare is None
