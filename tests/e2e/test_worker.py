@@ -184,27 +184,19 @@ def test_a_worker_without_a_spare_starts_afresh_after_a_stopped_check(tmp_path):
         assert worker.check(puzzle, REPO / "solutions" / puzzle.file).passed and worker._spare is None
 
 
-def test_the_next_chapters_checker_is_warmed_up_and_only_the_current_chapter_keeps_a_spare():
+def test_the_next_chapters_checker_is_warmed_up_before_its_first_check():
     """WorkersByTarget.warm_up (watch mode, on a chapter's last puzzle) starts the next target's checker in
-    the background, which survives more checks of this chapter and answers the next chapter's first check;
-    then the chapter left behind gives its spare up."""
+    the background; its first check is answered by that process."""
     from pallas_puzzles.worker.by_target import WorkersByTarget
 
-    here = COURSE.find("constant_add")
-    there = next(p for p in COURSE.puzzles if p.target == "tpu-multichip")
+    puzzle = next(p for p in COURSE.puzzles if p.target == "tpu-multichip")
     with WorkersByTarget("interpret", keep_warm=True) as workers:
-        assert workers.check(here, REPO / "solutions" / here.file).passed
-        workers.warm_up(there)
-        warmed = workers.workers[there.target]._spare
-        assert warmed is not None and workers.workers[there.target].backend is None
-        # Still on this chapter: the warmed checker stays.
-        assert workers.check(here, REPO / "solutions" / here.file).passed
-        assert workers.workers[there.target]._spare is warmed and warmed.spawned.process.poll() is None
-        left_spare = workers.workers[here.target]._spare
-        assert left_spare is not None
-        assert workers.check(there, REPO / "solutions" / there.file).passed
-        assert workers.workers[there.target]._process.pid == warmed.spawned.process.pid
-        assert workers.workers[here.target]._spare is None and left_spare.spawned.process.poll() is not None
+        workers.warm_up(puzzle)
+        worker = workers.workers[puzzle.target]
+        spare = worker._spare
+        assert spare is not None and worker.backend is None
+        assert workers.check(puzzle, REPO / "solutions" / puzzle.file).passed
+        assert worker._process.pid == spare.spawned.process.pid
     with WorkersByTarget("interpret") as cold:  # keep_warm off (PALLAS_PUZZLES_FAST=0): nothing starts early
-        cold.warm_up(there)
-        assert there.target not in cold.workers or cold.workers[there.target]._spare is None
+        cold.warm_up(puzzle)
+        assert puzzle.target not in cold.workers or cold.workers[puzzle.target]._spare is None

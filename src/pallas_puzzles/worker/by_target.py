@@ -4,9 +4,8 @@ Watch mode moves from chapter to chapter; a chapter of another target needs a
 checker process set up for it (a host device count, other hooks). This keeps
 one per target seen, so coming back to a chapter costs nothing, and cancels
 whichever one is running. With `keep_warm` (the fast path's, on unless
-PALLAS_PUZZLES_FAST=0) the worker of the chapter being checked keeps a warm spare
-for a stopped check (the others drop theirs), and `warm_up` starts the next
-chapter's checker before the learner gets there.
+PALLAS_PUZZLES_FAST=0) each worker keeps a warm spare for a stopped check, and
+`warm_up` starts the next chapter's checker before the learner gets there.
 """
 
 from __future__ import annotations
@@ -58,9 +57,6 @@ class WorkersByTarget:
 
     def check(self, puzzle: Puzzle, file: Path) -> CheckResult:
         self.start(puzzle.target)
-        for target, worker in list(self.workers.items()):  # only the chapter being worked on keeps a spare
-            if target != puzzle.target and worker.backend is not None:  # (a warmed-up next chapter keeps its own)
-                worker.drop_spare()
         return self.workers[puzzle.target].check(puzzle, file)
 
     def cancel(self) -> None:

@@ -217,15 +217,11 @@ class Worker:
         self.restarts += 1
         self.start()
 
-    def drop_spare(self) -> None:
-        """End the spare process, if any (its memory is better spent on the chapter being worked on)."""
+    def stop(self) -> None:
+        """End the checker process, and the spare if there is one."""
         spare, self._spare = self._spare, None
         if spare is not None:
             spare.spawned.end()
-
-    def stop(self) -> None:
-        """End the checker process, and the spare if there is one."""
-        self.drop_spare()
         self._end_current()
 
     def _end_current(self) -> None:
