@@ -174,8 +174,7 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
         WatchLoop,
         start_observer,
     )
-    from pallas_puzzles.worker.client import Worker
-    from pallas_puzzles.worker.limits import learner_limits
+    from pallas_puzzles.worker.client import Worker, learner_limits
     from pallas_puzzles.workspace.folder import init_workspace
     from pallas_puzzles.workspace.progress import Progress
 

@@ -31,8 +31,7 @@ from watchdog.events import (
     FileMovedEvent,
 )
 
-from pallas_puzzles.backends import GPU, INTERPRET, Backend
-from pallas_puzzles.checking import support
+from pallas_puzzles.backends import GPU, Backend
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.results import CheckResult
@@ -86,7 +85,6 @@ class FakeChecker:
         self.texts: list[str] = []  # the file each check saw
         self.cancelled: list[int] = []  # indexes into `calls` of checks that were cancelled
         self.verdicts: list[int] = []  # indexes of checks that returned a verdict
-        self.warmed: list[str] = []  # puzzles whose checker the loop asked to get ready, in order
         self._running: int | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -122,9 +120,6 @@ class FakeChecker:
             if self._running is not None and not self._stop.is_set():  # a killed check is dead already
                 self.cancelled.append(self._running)
                 self._stop.set()
-
-    def warm_up(self, puzzle: Puzzle) -> None:
-        self.warmed.append(puzzle.name)
 
 
 class Session:
@@ -198,21 +193,6 @@ def test_saving_a_correct_solution_advances_to_the_next_puzzle(workspace: Path) 
     session.send(KeyEvent("n"))  # the learner is done looking
     assert session.checker.calls == [1, 2]
     assert "Puzzle 2: Constant add, blocked" in session.quit()
-
-
-def test_a_chapters_last_puzzle_warms_up_the_next_chapters_checker(workspace: Path) -> None:
-    """Checked on the last puzzle before a chapter of another target, the loop asks for that target's
-    checker to get ready; within a chapter of one target it asks for nothing."""
-    boundaries = [(p, q) for p, q in zip(COURSE.puzzles, COURSE.puzzles[1:]) if p.target != q.target
-                  and support.refusal(q, INTERPRET) is None]
-    assert boundaries, "the course has chapters of several targets that run here"
-    last, first_of_next = boundaries[0]
-    session = Session(workspace, FakeChecker(), backend=INTERPRET).start()
-    assert session.checker.calls == [1] and session.checker.warmed == []
-    session.send(SaveEvent(last.file, complete=True))
-    assert session.checker.calls == [1, last.number]
-    assert session.checker.warmed == [first_of_next.name]
-    session.quit()
 
 
 def test_after_a_pass_any_save_or_key_leaves_the_success_screen(workspace: Path) -> None:

@@ -155,7 +155,7 @@ class _OnePool:
     def open(self, requested: str, mode: Mode, target: str, jobs: int) -> WorkerPool:
         """A started pool for `target`'s checks on this backend and mode (the one held, if it is that one)."""
         from pallas_puzzles.worker import pool as pools
-        from pallas_puzzles.worker.limits import Limits
+        from pallas_puzzles.worker.client import Limits
 
         key = (requested, mode, target)
         if self.held is not None and self.held[0] == key:

@@ -15,7 +15,6 @@ from rich.console import Console
 
 from pallas_puzzles.checking import support
 from pallas_puzzles.checking.cache import ResultCache
-from pallas_puzzles.environment import FAST
 from pallas_puzzles.errors import EXIT_INTERRUPTED
 from pallas_puzzles.report import terminal
 from pallas_puzzles.watch.events import (
@@ -33,7 +32,7 @@ from pallas_puzzles.watch.events import (
 from pallas_puzzles.watch.loop import GOODBYE, WatchLoop, say_goodbye
 from pallas_puzzles.watch.runner import CachingChecker, Checker, CheckRunner
 from pallas_puzzles.worker.by_target import WorkersByTarget
-from pallas_puzzles.worker.limits import learner_limits
+from pallas_puzzles.worker.client import learner_limits
 from pallas_puzzles.workspace.progress import Progress
 
 __all__ = [
@@ -61,7 +60,7 @@ def run_watch(console: Console, progress: Progress, requested_backend: str, poll
     """Watch mode with the real worker, file watcher and keyboard; returns the exit code."""
     events: EventQueue = queue.Queue()
     try:
-        with WorkersByTarget(requested_backend, limits=learner_limits(), keep_warm=not FAST.turned_off()) as workers:
+        with WorkersByTarget(requested_backend, limits=learner_limits()) as workers:
             console.print("Starting JAX…", style="dim")
             runnable = [p for p in (progress.current, *progress.course.puzzles) if support.refusal(p, None) is None]
             backend = workers.start(runnable[0].target if runnable else progress.current.target)

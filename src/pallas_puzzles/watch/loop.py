@@ -189,10 +189,6 @@ class WatchLoop:
             return  # a cancelled or superseded check: its file has changed since
         self._running = None
         self._stop_status()
-        # On a chapter's last puzzle, the next chapter's checker (another target's) starts in the background.
-        following = self.progress.course.after(running.puzzle)
-        if following and following.target != running.puzzle.target and support.refusal(following, self.backend) is None:
-            self._runner.warm_up(following)
         if event.error is not None:
             if isinstance(event.error, UserError):
                 self.screen.notice(running.puzzle, event.error.message + " Save again or press r to retry.")

@@ -28,9 +28,6 @@ class Checker(Protocol):
 
     def cancel(self) -> None: ...
 
-    def warm_up(self, puzzle: Puzzle) -> None:
-        """Have what checks `puzzle` ready before its first check (in the background; may do nothing)."""
-
 
 class CachingChecker:
     """A checker that answers at once for a file saved back to a content it has already judged."""
@@ -50,9 +47,6 @@ class CachingChecker:
 
     def cancel(self) -> None:
         self._checker.cancel()
-
-    def warm_up(self, puzzle: Puzzle) -> None:
-        self._checker.warm_up(puzzle)
 
 
 @dataclass(frozen=True)
@@ -96,10 +90,6 @@ class CheckRunner:
             if self._active is not None:
                 self._cancelled.add(self._active)
                 self._checker.cancel()
-
-    def warm_up(self, puzzle: Puzzle) -> None:
-        """Have the checker for `puzzle` get ready in the background (from the loop's thread)."""
-        self._checker.warm_up(puzzle)
 
     def repeat_cancel(self) -> None:
         """Cancel again a check that is still running although it was cancelled.

@@ -3,29 +3,28 @@
 Watch mode reuses one worker for every save. A check that crashes the worker or
 outlives its time limit gets the worker replaced, and the learner is told so.
 `cancel()` (from any thread) stops a running check at once: watch mode uses it
-when a new save makes the running check pointless. A worker that keeps a spare
-(watch mode) has a second process importing JAX and checking the puzzle's reference
-solution while nothing waits for it, which takes over at once when the running one
-is stopped, so a save that stops a check gets its verdict from a warm checker.
+when a new save makes the running check pointless.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pallas_puzzles import backends
+from pallas_puzzles import backends, environment
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.course.reader import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.source_line import SourceLine
 from pallas_puzzles.worker import launch
-from pallas_puzzles.worker.limits import MEMORY_POLL, Limits, loop_lines, resident_mib, time_limit
 from pallas_puzzles.worker.protocol import (
     Channel,
     CheckReply,
@@ -38,106 +37,126 @@ from pallas_puzzles.worker.protocol import (
 STARTUP_TIMEOUT = 180.0
 
 
+_LOOP = re.compile(r"\b(while_loop|fori_loop|scan)\s*\(|^\s*while\b")
+
+
+def loop_lines(file: Path) -> tuple[SourceLine, ...]:
+    """The lines of a file that start a loop: where a kernel that never ends usually spins.
+
+    The interpreter runs a kernel inside XLA, where no Python frame says which line it is on,
+    so these are read from the source rather than from the stopped process.
+    """
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ()
+    return tuple(SourceLine(str(file), n, line.strip()) for n, line in enumerate(text.splitlines(), start=1)
+                 if _LOOP.search(line) and not line.lstrip().startswith("#"))[:4]
+
+
 class CheckCancelled(Exception):
     """The running check was cancelled with Worker.cancel(); no verdict."""
 
 
-@dataclass
-class _Spare:
-    """A checker process started ahead of need; `warming`: it was asked to check a reference solution
-    first (whose reply is read and dropped when it takes over), within `seconds`."""
+@dataclass(frozen=True)
+class Limits:
+    """What one check may use beyond the puzzle's own time limit (`grade` sets them; a learner's own
+    checks have `learner_limits`)."""
 
-    spawned: launch.Spawned
-    warming: bool
-    seconds: float
+    seconds: float = 0.0  # 0: the puzzle's time limit (time_limit below)
+    memory_mib: int = 0  # the checker process's resident memory, JAX included; 0: no limit
+    raise_memory: str = ""  # how whoever runs the check allows more memory, for the sentence when it is hit
+
+
+LEARNER_MEMORY_CAP_MIB = 4096  # a puzzle's check needs a few hundred MiB, JAX included
+
+
+def default_memory_mib() -> int:
+    """Half the machine's memory, at most LEARNER_MEMORY_CAP_MIB: a kernel that builds a huge temporary is
+    stopped long before the machine swaps, and no puzzle comes near it."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows): the cap alone
+        return LEARNER_MEMORY_CAP_MIB
+    return int(max(1024, min(LEARNER_MEMORY_CAP_MIB, total / 2)))
+
+
+def learner_limits() -> Limits:
+    """The limits of a learner's own checks: each puzzle's time limit, and memory as
+    PALLAS_PUZZLES_MEMORY_LIMIT says (MiB; 0: none), else `default_memory_mib`."""
+    variable = environment.MEMORY_LIMIT
+    given = variable.value().strip()
+    if not given:
+        return Limits(memory_mib=default_memory_mib(), raise_memory=f"set {variable.name} to more MiB")
+    if not given.isdigit():
+        raise UserError(f"{variable.name} must be a whole number of MiB (0 for no limit); it is '{given}'.")
+    return Limits(memory_mib=int(given), raise_memory=f"set {variable.name} to more MiB")
+
+
+MEMORY_POLL = 0.05  # seconds between looks at a checker's memory while a check runs
+
+
+def resident_mib(pid: int) -> float:
+    """A process's resident memory in MiB (Linux's /proc); 0 where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
+            pages = int(handle.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def time_limit(puzzle: Puzzle) -> float:
+    """Seconds a check of this puzzle may run: the puzzle's own limit unless overridden."""
+    override = environment.TIME_LIMIT.value().strip()
+    if not override:
+        return puzzle.limit_seconds
+    try:
+        seconds = float(override)
+    except ValueError:
+        seconds = -1.0
+    if seconds <= 0:
+        raise UserError(f"{environment.TIME_LIMIT.name} must be a positive number of seconds; it is '{override}'.")
+    return seconds
 
 
 class Worker:
     """One checker process for one target (the chapter's), backend and mode."""
 
     def __init__(self, requested: str, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET,
-                 limits: Limits = Limits(), keep_spare: bool = False) -> None:
+                 limits: Limits = Limits()) -> None:
         self.target = target
         self.requested = requested
         self.mode = mode
         self.limits = limits
-        self.keep_spare = keep_spare  # after each check, have a spare process ready (watch mode)
         self.backend: Backend | None = None
         self.warning: str | None = None
         self.restarts = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: Channel | None = None
-        self._spare: _Spare | None = None
         self._busy = threading.Lock()  # one check at a time
         self._cancelled = threading.Event()
 
-    def prepare(self, warm_with: Puzzle | None = None) -> None:
-        """Start a spare process in the background, unless one is there: the next start takes it over.
-        With `warm_with`, it checks that puzzle's reference solution as soon as JAX is up, so that its
-        first real check is as fast as any later one."""
-        if self._spare is not None:
-            return
-        try:
-            spawned = launch.spawn(self.target, self.requested, self.mode)
-        except OSError:  # no spare: a later start spawns its own
-            return
-        warming = warm_with is not None and warm_with.solution_path.is_file()
-        seconds = 0.0
-        if warm_with is not None and warming:
-            try:
-                seconds = time_limit(warm_with)
-                spawned.channel.send(CheckRequest(warm_with, str(warm_with.solution_path), True, 0))
-            except (UserError, OSError):
-                spawned.end()
-                return
-        self._spare = _Spare(spawned, warming, seconds)
-
-    def warm_up(self, puzzle: Puzzle) -> None:
-        """Before this worker's first check (keep_spare only): start its process in the background, warmed
-        on `puzzle`'s reference solution."""
-        if self.keep_spare and self.backend is None and puzzle.target == self.target:
-            self.prepare(puzzle)
-
     def start(self) -> Backend:
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            try:
-                return self._take_over(spare.spawned, spare.warming, spare.seconds)
-            except UserError:  # the spare failed: a fresh process says why, if it fails too
-                self._end_current()
         key = (self.target, self.requested, self.mode)
-        return self._take_over(launch.take(*key) or launch.spawn(*key), False, 0.0)
-
-    def _take_over(self, spawned: launch.Spawned, warming: bool, seconds: float) -> Backend:
+        spawned = launch.take(*key) or launch.spawn(*key)
         self._process = spawned.process
         self._channel = channel = spawned.channel
         if not channel.poll(STARTUP_TIMEOUT):
-            self._end_current()
+            self.stop()
             raise UserError("The checker process did not start within three minutes; run `pallas-puzzles doctor`.")
         try:
             reply = channel.recv()
         except EOFError:
-            self._end_current()
+            self.stop()
             raise UserError("The checker process died while starting JAX; run `pallas-puzzles doctor`.") from None
         if isinstance(reply, StartFailed):
-            self._end_current()
+            self.stop()
             raise UserError(reply.message)
         assert isinstance(reply, Ready), reply
-        if warming:
-            self._drop_warm_up(channel, seconds)
         self.backend = backends.get(reply.backend)
         self.warning = reply.warning
         return self.backend
-
-    def _drop_warm_up(self, channel: Channel, seconds: float) -> None:
-        """Read and drop the reply to a spare's warm-up check; a spare that does not give one is not used."""
-        try:
-            if channel.poll(seconds) and isinstance(channel.recv(), CheckReply):
-                return
-        except (EOFError, OSError):
-            pass
-        self._end_current()
-        raise UserError("The spare checker did not finish warming up.")
 
     @property
     def alive(self) -> bool:
@@ -148,7 +167,7 @@ class Worker:
         with self._busy:
             self._cancelled.clear()
             if not self.alive:
-                self._end_current()
+                self.stop()
                 self.start()
             return self._check_started(puzzle, file, fail_fast, timed_runs)
 
@@ -163,13 +182,11 @@ class Worker:
             if over is None:
                 reply = channel.recv()
                 assert isinstance(reply, CheckReply), reply
-                if self.keep_spare:
-                    self.prepare(puzzle)
                 return reply.result
             finding = self._stopped(over, file, limit)
         except (EOFError, OSError):
             if self._cancelled.is_set():
-                self._end_current()
+                self.stop()
                 raise CheckCancelled() from None
             finding = Finding(
                 FindingKind.CRASH,
@@ -213,18 +230,11 @@ class Worker:
             process.kill()
 
     def restart(self) -> None:
-        self._end_current()
+        self.stop()
         self.restarts += 1
         self.start()
 
     def stop(self) -> None:
-        """End the checker process, and the spare if there is one."""
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.spawned.end()
-        self._end_current()
-
-    def _end_current(self) -> None:
         channel, process = self._channel, self._process
         self._process, self._channel = None, None
         if channel is not None:
