@@ -61,7 +61,8 @@ class Terminal:
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         while True:
@@ -92,6 +93,12 @@ class Terminal:
                 return True
             time.sleep(0.1)
         return False
+
+    def drained(self, timeout: float = 60.0) -> bool:
+        """After the command (and every process it started) has closed the terminal: has the emulator read
+        all it wrote? (A fixed sleep is not enough on a loaded machine: the emulator is Python too.)"""
+        self.reader.join(timeout)
+        return not self.reader.is_alive()
 
     def press(self, key: bytes) -> None:
         os.write(self.fd, key)
@@ -259,7 +266,7 @@ def test_verify_of_a_long_failing_verdict_ends_with_its_title_and_cause_at_80x24
     verifying = Terminal(workspace, "verify", "4", "--backend", "interpret")
     try:
         assert verifying.wait_exit(timeout=120) == 1
-        time.sleep(0.5)  # the last output reaches the emulator
+        assert verifying.drained()
         screen = _joined(verifying.text)
         assert TITLE_4 in screen and CAUSE_4 in screen, verifying.text
     finally:
@@ -309,7 +316,7 @@ def test_list_in_a_terminal_gives_each_chapter_title_a_whole_line(workspace: Pat
     listing = Terminal(workspace, "list", columns=columns, rows=200)
     try:
         assert listing.wait_exit(timeout=60) == 0
-        time.sleep(0.5)  # the last output reaches the emulator
+        assert listing.drained()
         lines = listing.text.splitlines()
     finally:
         listing.kill()
