@@ -26,6 +26,7 @@ from pallas_puzzles.engine.targets.pallas_call.jax_private import (  # shared wi
     INTERPRET_UTILS,
     RACE_DETECTION,
     callback_logger,
+    jax_callbacks,
 )
 from pallas_puzzles.engine.targets.private_names import PrivateNames, load, names
 
@@ -132,11 +133,6 @@ def gpu_callbacks() -> ModuleType:
 def callback_users() -> tuple[ModuleType, ...]:
     """The interpreter's modules whose `callback` (JAX's callback module) hooks.py stands in for."""
     return tuple(load(module) for module in CALLBACK_USERS)
-
-
-def jax_callbacks() -> ModuleType:
-    """JAX's callback module, whose io_callback_impl numpy_callbacks.py replaces."""
-    return load(CALLBACK)
 
 
 def gpu_shared_memory() -> ModuleType:

@@ -177,6 +177,12 @@ def callback_function(eqn: Any) -> Any:
     return getattr(eqn.params.get("callback"), "callback_func", None)
 
 
+def jax_callbacks() -> Any:
+    """JAX's callback module, whose io_callback_impl numpy_callbacks.py replaces (for the multi-device
+    and Mosaic GPU families, whose jax_private.py list that name)."""
+    return load(CALLBACK)
+
+
 def callback_logger() -> logging.Logger:
     """The logger JAX reports a failed io_callback to (its callback module's own)."""
     import logging

@@ -24,6 +24,7 @@ from pallas_puzzles.engine.targets.pallas_call.jax_private import (
     callback_logger,
     interpret_utils,
     interpreter,
+    jax_callbacks,
     race_detection_state,
     shared_memory,
 )
@@ -66,11 +67,6 @@ NAMES = PrivateNames("tpu_multichip", CHECKED_ON, (
     *names(SHARED_MEMORY, "SharedMemory.VectorClock.ordered", on=("0.12.0.1",)),
     *names(RACE_DETECTION, "print", use="global", on=("0.10.2",)),  # jax 0.12 raises on a race itself
 ))
-
-
-def jax_callbacks() -> Any:
-    """JAX's callback module, whose io_callback_impl callbacks.py replaces."""
-    return load(CALLBACK)
 
 
 def runtime_tokens() -> Any:
