@@ -258,3 +258,20 @@ def test_verify_stops_a_kernel_over_the_memory_limit_in_one_sentence(workspace):
     assert "Traceback" not in stopped.stdout + stopped.stderr
     wrong = run_cli("verify", "constant_add", cwd=workspace, env={"PALLAS_PUZZLES_MEMORY_LIMIT": "lots"})
     assert wrong.returncode == 2 and "whole number of MiB" in one_sentence(wrong.stderr + wrong.stdout)
+
+
+def test_what_the_tour_prints_keeps_each_array_row_together_at_80_columns(workspace):
+    """numpy wraps the tour's printed blocks at 75 columns; inside the 76-wide panel each row's next piece
+    continues under its bracket instead of being wrapped again into one number to a line."""
+    shown = run_cli("verify", "0", cwd=workspace, env={"COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    lines = shown.stdout.splitlines()
+    top = next(i for i, line in enumerate(lines) if "your code printed" in line)
+    inside = [line.strip("│ ").rstrip() for line in lines[top + 1:] if line.startswith("│")]
+    blocks = [i for i, line in enumerate(inside) if line.startswith("x block = [")]
+    assert len(blocks) >= 3, inside
+    for i in blocks:  # 8 numbers a block: one line of them, then the rest under the bracket
+        row = inside[i] + " " + inside[i + 1]
+        assert row.endswith("]") and len(row.split("[", 1)[1].rstrip("]").split()) == 8, inside[i:i + 2]
+        continued = next(line for line in lines[top + 1:] if inside[i + 1] in line)
+        assert continued.index(inside[i + 1]) == lines[top + 1 + i].index("[") + 1, (lines[top + 1 + i], continued)

@@ -22,6 +22,7 @@ from rich.text import Text
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.report import sentences
+from pallas_puzzles.report.printed_lines import PrintedLines, rejoined
 from pallas_puzzles.results import (
     CaseResult,
     CheckResult,
@@ -149,13 +150,13 @@ def printed(result: CheckResult, detail: Detail = FULL) -> RenderableType | None
     text = result.printed.strip()
     if not text:
         return None
-    lines = text.splitlines()
+    lines = rejoined(text.splitlines())
     if detail.printed == 0:
         return Text(f"(your code printed {len(lines)} line{'s' if len(lines) != 1 else ''}; {detail.folded})",
                     style="dim")
     more = len(lines) - detail.printed
-    shown = "\n".join(lines[:detail.printed]) + (f"\n… {more} more line{'s' if more != 1 else ''}" if more > 0 else "")
-    return Panel(Text(shown), title=sentences.PRINTED, border_style="dim", expand=True)
+    shown = lines[:detail.printed] + ([f"… {more} more line{'s' if more != 1 else ''}"] if more > 0 else [])
+    return Panel(PrintedLines(shown), title=sentences.PRINTED, border_style="dim", expand=True)
 
 
 def summary(result: CheckResult, puzzle: Puzzle) -> Text:
