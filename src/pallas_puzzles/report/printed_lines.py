@@ -21,14 +21,21 @@ def rejoined(lines: list[str]) -> list[str]:
     joined: list[str] = []
     depth = 0  # brackets open after the lines so far
     for line in lines:
-        if depth > 0 and joined and not joined[-1].rstrip().endswith("]"):
-            # numpy starts a row's next piece with a space per open bracket; its padding stays
-            rest = line[depth:] if line[:depth].isspace() else line.lstrip()
-            joined[-1] = f"{joined[-1].rstrip()} {rest.rstrip()}"
+        if _continues(joined[-1] if joined else "", line, depth):
+            # numpy starts a row's next piece with a space per open bracket; the padding after it stays
+            joined[-1] = f"{joined[-1].rstrip()} {line[depth:].rstrip()}"
         else:
             joined.append(line)
         depth = max(0, depth + line.count("[") - line.count("]"))
     return joined
+
+
+def _continues(previous: str, line: str, depth: int) -> bool:
+    """Is `line` the next piece of the row `previous` left open? numpy indents it by one space per open
+    bracket; a new row (or a 2-D slice of a cube) starts with `[`, and a blank line separates slices."""
+    rest = line.strip()
+    return (depth > 0 and previous.strip() != "" and not previous.rstrip().endswith("]")
+            and line[:depth] == " " * depth and rest != "" and not rest.startswith("["))
 
 
 class PrintedLines:
