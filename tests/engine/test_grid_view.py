@@ -208,6 +208,16 @@ def test_show_on_a_file_that_does_not_parse(workspace: Path, cli) -> None:
     assert "invalid syntax" in result.output and "no grid to show" in result.output
 
 
+def test_show_on_a_puzzle_not_started_says_why_once(workspace: Path, cli) -> None:
+    """The verdict already says the puzzle was not started; the line after it only says there is no grid."""
+    from pallas_puzzles.cli import app
+
+    result = cli.invoke(app, ["show", "1"])
+    assert result.exit_code == 1
+    assert result.output.count("You have not started puzzle 1 yet") == 1
+    assert "there is no grid to show." in result.output
+
+
 def test_show_draws_the_block_an_index_map_chose_outside_the_array(workspace: Path, cli) -> None:
     """`show` on the swapped maps: every operand is drawn, the faulting block too, and no step count lies."""
     from pallas_puzzles.cli import app

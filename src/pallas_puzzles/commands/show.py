@@ -17,7 +17,7 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
              html_file: Path | None, open_browser: bool) -> int:
     """The grid step-through of a puzzle's kernel: in the terminal, or as an HTML page."""
     from pallas_puzzles.report import stepper
-    from pallas_puzzles.report.show import check_target, view_of, write_page
+    from pallas_puzzles.report.show import NoGrid, check_target, view_of, write_page
     from pallas_puzzles.worker.client import Worker, learner_limits
 
     progress = open_progress(out)
@@ -43,11 +43,9 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
     size = stepper.board_size_for(out.console.width) if html_file is None else 48
     try:
         view = view_of(result, puzzle, case, size)
-    except UserError as exc:
-        if exc.exit_code != EXIT_FAIL:
-            raise
-        terminal.render_result(out.console, result, puzzle)  # nothing ran to draw: show why
-        out.info(exc.message)
+    except NoGrid as exc:
+        terminal.render_result(out.console, result, puzzle)  # nothing ran to draw: the verdict says why
+        out.info(exc.short)
         return EXIT_FAIL
     if html_file is None:
         stepper.step_through(out.console, view)

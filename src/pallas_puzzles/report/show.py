@@ -15,13 +15,21 @@ from pallas_puzzles.report.grid_html import GENERATOR_MARK
 from pallas_puzzles.results import CaseResult, CheckResult
 
 
+class NoGrid(UserError):
+    """Nothing ran that can be drawn. `message` says why, for a caller that showed nothing else (the
+    notebook); `short` only says so, for one that has just shown the verdict, which says why."""
+
+    def __init__(self, short: str, why: str) -> None:
+        super().__init__(f"{short[:-1]}: {why}" if why else short, exit_code=EXIT_FAIL)
+        self.short = short
+
+
 def pick_case(result: CheckResult, case: int | None) -> CaseResult:
     """Shape case `case` (1-based), or the first failing case, or the first case."""
     if not result.cases:
         finding = result.finding
-        reason = f": {finding.message}" if finding is not None else ""
-        raise UserError(f"Puzzle {result.number} ran no shape case, so there is no grid to show{reason}",
-                        exit_code=EXIT_FAIL)
+        raise NoGrid(f"Puzzle {result.number} ran no shape case, so there is no grid to show.",
+                     finding.message if finding is not None else "")
     if case is None:
         return result.first_failure or result.cases[0]
     if not 1 <= case <= len(result.cases):
@@ -38,8 +46,8 @@ def view_of(result: CheckResult, puzzle: Puzzle, case: int | None, max_cells: in
         title += f" · device 0 of {chosen.devices} (each device runs this grid; shown: device 0's steps)"
     view = build_view(chosen, title, max_cells, max_cells)
     if view is None:
-        message = chosen.finding.message if chosen.finding is not None else "it made no pallas_call"
-        raise UserError(f"Shape case {chosen.label} has no grid to show: {message}", exit_code=EXIT_FAIL)
+        why = chosen.finding.message if chosen.finding is not None else "it made no pallas_call"
+        raise NoGrid(f"Shape case {chosen.label} has no grid to show.", why)
     return view
 
 
