@@ -134,6 +134,26 @@ def test_an_import_error_shows_the_learners_line(workspace, cli):
     assert "Traceback" not in result.output
 
 
+def test_sys_exit_in_the_learners_file_is_a_finding_at_its_line_not_a_crash(workspace, cli):
+    """sys.exit() at the top of the file, or in the launcher, ends the checker's import or call: said at the
+    learner's line, with what to do, and the checker goes on (a crash would blame the grid's size)."""
+    exercise = workspace / "exercises" / "01_constant_add.py"
+    good = (REPO / "solutions" / "01_constant_add.py").read_text()
+    exercise.write_text(good.replace("import jax\n", "import jax\nimport sys\nsys.exit(3)\n", 1))
+    result = cli.invoke(app, ["verify", "constant_add"])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "crashed" not in out and "SystemExit" in out and "sys.exit(3)" in out and "__main__" in out
+    exercise.write_text(good.replace("    return pl.pallas_call(", "    sys.exit()\n    return pl.pallas_call(", 1)
+                        .replace("import jax\n", "import jax\nimport sys\n", 1))
+    result = cli.invoke(app, ["verify", "constant_add"])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "crashed" not in out and "SystemExit" in out and "sys.exit()" in out
+    exercise.write_text(good)
+    assert cli.invoke(app, ["verify", "constant_add"]).exit_code == 0
+
+
 @pytest.mark.slow
 def test_ctrl_c_in_verify_all_says_how_far_it_got_and_exits_130(workspace):
     import signal

@@ -22,9 +22,24 @@ def test_a_crash_is_reported_and_the_worker_replaced(tmp_path):
         result = worker.check(puzzle, crashing)
         assert not result.passed and result.finding.kind is FindingKind.CRASH
         assert "fresh one was started" in result.finding.message
+        # The process ended by itself: said so, with its status, not blamed on the grid's size.
+        assert "exit status 3" in result.finding.message and "os._exit" in result.finding.explanation
+        assert "grid" not in result.finding.explanation
         assert worker.restarts == 1
         again = worker.check(puzzle, REPO / "solutions" / puzzle.file)
         assert again.passed
+
+
+def test_a_checker_killed_by_a_signal_says_which(tmp_path):
+    puzzle = COURSE.find("constant_add")
+    crashing = tmp_path / puzzle.file
+    crashing.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    with Worker("interpret") as worker:
+        worker.start()
+        result = worker.check(puzzle, crashing)
+        assert result.finding.kind is FindingKind.CRASH
+        assert "killed by SIGSEGV" in result.finding.message and "fresh one was started" in result.finding.message
+        assert "grid or block" in result.finding.explanation
 
 
 def test_the_worker_is_reused_between_checks():

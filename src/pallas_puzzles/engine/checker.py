@@ -23,7 +23,7 @@ from pallas_puzzles.checking import support
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.case import Case
-from pallas_puzzles.engine.file_faults import import_finding, syntax_finding
+from pallas_puzzles.engine.file_faults import exit_finding, import_finding, syntax_finding
 from pallas_puzzles.engine.integrity import file_rules, guard
 from pallas_puzzles.engine.learner_lines import make_line, remember_source
 from pallas_puzzles.engine.targets.base import Target
@@ -97,6 +97,9 @@ def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
     except SyntaxError as exc:
         result.findings.append(syntax_finding(exc, str(learner_file)))
         return None
+    except SystemExit as exc:  # sys.exit() at the top of the file: not the end of the checker
+        result.findings.append(exit_finding(exc, str(learner_file), importing=True))
+        return None
     except Exception as exc:
         result.findings.append(import_finding(exc, str(learner_file)))
         return None
@@ -158,7 +161,12 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
                target: Target, fail_fast: bool, timed_runs: int = 0) -> None:
     cases = puzzle.cases_for(backend)
     for index, sizes in enumerate(cases):
-        case = target.run_case(Case(puzzle, index, sizes, learner_file, backend, timed_runs), entry)
+        running = Case(puzzle, index, sizes, learner_file, backend, timed_runs)
+        try:
+            case = target.run_case(running, entry)
+        except SystemExit as exc:  # the launcher called sys.exit(): a finding at its line, and the checker goes on
+            target.reset()
+            case = running.done(False, exit_finding(exc, str(learner_file), importing=False))
         result.cases.append(case)
         if not case.passed and fail_fast:
             result.skipped_cases = len(cases) - index - 1

@@ -38,3 +38,18 @@ def import_finding(exc: BaseException, learner_file: str) -> Finding:
         FindingKind.IMPORT, f"Your file failed while being imported: {said}",
         explanation=plain_meaning(text), where=where, detail=text,
     )
+
+
+_EXIT_MEANING = ("The checker imports your file and calls your launcher itself, in its own process: sys.exit(), "
+                 "exit() and `raise SystemExit` there end its work, not a script of yours. Keep code that should "
+                 "run only when you run the file yourself under `if __name__ == \"__main__\":`, as the exercise's "
+                 "last lines are.")
+
+
+def exit_finding(exc: SystemExit, learner_file: str, importing: bool) -> Finding:
+    """The learner's code raised SystemExit (sys.exit, exit()) while imported or while a case ran."""
+    where = learner_frames(exc, learner_file)
+    when = "while being imported" if importing else "while the checker ran it"
+    return Finding(FindingKind.IMPORT if importing else FindingKind.ERROR,
+                   f"Your file raised SystemExit({'' if exc.code is None else repr(exc.code)}) {when}.",
+                   explanation=_EXIT_MEANING, where=where)

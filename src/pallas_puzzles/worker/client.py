@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -188,10 +189,7 @@ class Worker:
             if self._cancelled.is_set():
                 self.stop()
                 raise CheckCancelled() from None
-            finding = Finding(
-                FindingKind.CRASH,
-                "The checker process crashed while running your kernel; a fresh one was started.",
-            )
+            finding = _crash_finding(self._process)
         seconds = time.perf_counter() - started  # the check's own time: the restart below is not the kernel's
         self.restart()
         return CheckResult(
@@ -256,3 +254,27 @@ class Worker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _crash_finding(process: subprocess.Popen[bytes] | None) -> Finding:
+    """The checker died mid-check: killed by a signal (a crash: the catalogue's explanation), or it exited,
+    which only code run in it (os._exit) makes it do."""
+    try:
+        status = process.wait(timeout=2) if process is not None else None
+    except subprocess.TimeoutExpired:
+        status = None
+    if status is not None and status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return Finding(FindingKind.CRASH,
+                       f"The checker process was killed by {name} while running your kernel; a fresh one was started.")
+    if status is not None:
+        return Finding(FindingKind.CRASH,
+                       f"The checker process ended (exit status {status}) while running your code; a fresh one "
+                       "was started.",
+                       explanation="Something your file ran ended the process, such as os._exit(): the checker "
+                                   "imports your file and calls your launcher in its own process. Keep such code under "
+                                   "`if __name__ == \"__main__\":`.")
+    return Finding(FindingKind.CRASH, "The checker process crashed while running your kernel; a fresh one was started.")
