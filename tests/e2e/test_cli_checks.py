@@ -134,6 +134,31 @@ def test_an_import_error_shows_the_learners_line(workspace, cli):
     assert "Traceback" not in result.output
 
 
+def test_a_file_is_read_as_python_reads_it_and_one_it_cannot_read_says_why(workspace, cli):
+    """A byte-order mark (Windows editors' "UTF-8 with BOM") and a PEP 263 coding line are what Python
+    itself accepts; bytes that are not UTF-8 get one sentence naming the line, not an import error."""
+    exercise = workspace / "exercises" / "01_constant_add.py"
+    good = (REPO / "solutions" / "01_constant_add.py").read_text()
+    exercise.write_bytes(b"\xef\xbb\xbf" + good.encode())
+    result = cli.invoke(app, ["verify", "constant_add"])
+    assert result.exit_code == 0, result.output
+    latin = good.replace("import jax\n", "import jax\n# caf\u00e9\n", 1)
+    exercise.write_bytes(("# -*- coding: latin-1 -*-\n" + latin).encode("latin-1"))
+    assert cli.invoke(app, ["verify", "constant_add"]).exit_code == 0
+    exercise.write_bytes(latin.encode("latin-1"))
+    result = cli.invoke(app, ["verify", "constant_add"])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    line = latin.splitlines().index("# caf\u00e9") + 1
+    assert f"not UTF-8 (line {line})" in out and "UnicodeDecodeError" not in out and "imported" not in out
+    assert "Traceback" not in result.output
+    exercise.write_bytes(b"\xff\xfe" + good.encode())  # where no coding line can be looked for
+    assert "byte 0xff is not UTF-8 (line 1)" in " ".join(cli.invoke(app, ["verify", "constant_add"]).output.split())
+    exercise.write_text("# -*- coding: nosuch -*-\n" + good)
+    out = " ".join(cli.invoke(app, ["verify", "constant_add"]).output.split())
+    assert "unknown encoding: nosuch" in out and "line 0" not in out
+
+
 def test_sys_exit_in_the_learners_file_is_a_finding_at_its_line_not_a_crash(workspace, cli):
     """sys.exit() at the top of the file, or in the launcher, ends the checker's import or call: said at the
     learner's line, with what to do, and the checker goes on (a crash would blame the grid's size)."""

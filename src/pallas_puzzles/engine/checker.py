@@ -23,9 +23,9 @@ from pallas_puzzles.checking import support
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.case import Case
-from pallas_puzzles.engine.file_faults import exit_finding, import_finding, syntax_finding
+from pallas_puzzles.engine.file_faults import encoding_finding, exit_finding, import_finding, syntax_finding
 from pallas_puzzles.engine.integrity import file_rules, guard
-from pallas_puzzles.engine.learner_lines import make_line, remember_source
+from pallas_puzzles.engine.learner_lines import make_line, read_source, remember_source
 from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CheckResult, Finding
@@ -40,7 +40,7 @@ def load_learner_module(path: Path, text: str | None = None, tree: ast.Module | 
     and no bytecode is written next to the learner's file. `tree`: the text already parsed.
     """
     if text is None:
-        text = path.read_text(encoding="utf-8")
+        text = read_source(path)
     filename = str(path)
     remember_source(filename, text)
     code = compile(tree if tree is not None else text, filename, "exec")
@@ -60,7 +60,7 @@ def _pristine_stub(stub: Path) -> tuple[Path, str] | None:
     """The course's own exercise file and its text; it never changes while a worker lives."""
     try:
         original = stub.resolve()
-        return original, original.read_text(encoding="utf-8")
+        return original, read_source(original)
     except OSError:
         return None
 
@@ -82,7 +82,7 @@ def _not_started(puzzle: Puzzle, path: Path, text: str) -> Finding | None:
 def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
     """The learner's entry point, or None with the reason added to the result."""
     try:
-        text = learner_file.read_text(encoding="utf-8")
+        text = read_source(learner_file)
         not_started = _not_started(puzzle, learner_file, text)
         if not_started is not None:  # wrong by design: running it would only show a wall of mismatches
             result.findings.append(not_started)
@@ -96,6 +96,9 @@ def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
         module = load_learner_module(learner_file, text, tree)
     except SyntaxError as exc:
         result.findings.append(syntax_finding(exc, str(learner_file)))
+        return None
+    except UnicodeDecodeError as exc:  # raised by reading, before anything ran
+        result.findings.append(encoding_finding(exc, str(learner_file)))
         return None
     except SystemExit as exc:  # sys.exit() at the top of the file: not the end of the checker
         result.findings.append(exit_finding(exc, str(learner_file), importing=True))

@@ -17,7 +17,11 @@ def first_line(text: str) -> str:
 
 
 def syntax_finding(exc: SyntaxError, learner_file: str) -> Finding:
-    line = exc.lineno or 0
+    if not exc.lineno:  # about the whole file (a coding line naming no encoding Python knows)
+        return Finding(FindingKind.SYNTAX, f"Python cannot read your file: {exc.msg}.",
+                       explanation="A coding line (`# -*- coding: NAME -*-`) in the first two lines must name an "
+                                   "encoding Python knows; without one the file is read as UTF-8.")
+    line = exc.lineno
     text = (exc.text or "").rstrip("\n")
     caret = ""
     if exc.offset and text:
@@ -28,6 +32,19 @@ def syntax_finding(exc: SyntaxError, learner_file: str) -> Finding:
         f"Python cannot read your file: {exc.msg} (line {line}).",
         where=where, detail=caret,
     )
+
+
+def encoding_finding(exc: UnicodeDecodeError, learner_file: str) -> Finding:
+    """Bytes Python cannot read as the file's encoding (UTF-8 unless a coding line says otherwise)."""
+    raw = exc.object if isinstance(exc.object, bytes) else b""
+    line = raw[: exc.start].count(b"\n") + 1
+    encoding = "UTF-8" if exc.encoding.lower().replace("_", "-") in ("utf-8", "utf8") else exc.encoding
+    byte = f"byte 0x{raw[exc.start]:02x}" if exc.start < len(raw) else "a byte"
+    return Finding(
+        FindingKind.SYNTAX, f"Python cannot read your file: {byte} is not {encoding} (line {line}).",
+        explanation="Python reads a source file as UTF-8 unless its first or second line declares another "
+                    "encoding (`# -*- coding: latin-1 -*-`). Save the file as UTF-8 in your editor.",
+        detail=str(exc))
 
 
 def import_finding(exc: BaseException, learner_file: str) -> Finding:

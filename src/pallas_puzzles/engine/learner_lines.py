@@ -24,6 +24,20 @@ def make_line(filename: str, lineno: int, function: str = "") -> SourceLine:
     return SourceLine(file=filename, line=lineno, text=text, function=function)
 
 
+def read_source(path: Path) -> str:
+    """A Python file's text as Python itself reads it: the encoding its byte-order mark or coding line
+    (PEP 263) declares, else UTF-8, and universal newlines. UnicodeDecodeError where the bytes are not
+    in that encoding; SyntaxError for a coding line Python does not know."""
+    import importlib.util
+
+    data = path.read_bytes()
+    try:
+        return importlib.util.decode_source(data)
+    except SyntaxError:  # the first lines are no text to look for a coding line in: say where they stop being UTF-8
+        data.decode("utf-8")
+        raise
+
+
 def remember_source(filename: str, text: str) -> None:
     """Make `make_line` quote exactly this text for `filename` (the version being checked)."""
     lines = text.splitlines(keepends=True)
