@@ -81,8 +81,8 @@ def main_callback(ctx: typer.Context, backend: BackendOption = None, poll: PollO
 
 
 @app.command()
-def init(directory: Annotated[Path, typer.Argument(metavar="DIR", help="Folder for the new workspace.")]
-         = Path("pallas-puzzles-workspace"),
+def init(directory: Annotated[str, typer.Argument(metavar="DIR", help="Folder for the new workspace.")]
+         = "pallas-puzzles-workspace",
          course: Annotated[str | None, typer.Option("--course", metavar="DIR|PACKAGE",
                                                     help="Start from this course: a course folder or an installed "
                                                          "course package (default: the built-in course).")]

@@ -44,6 +44,23 @@ def test_init_into_a_folder_with_unrelated_files_keeps_them(tmp_path, cli):
     assert (target / "notes.txt").read_text() == "keep\n"
 
 
+def test_init_says_the_next_command_as_it_can_be_typed(tmp_path, cli, monkeypatch):
+    """A folder name with a space is quoted; the current folder needs no `cd`; an empty name is refused."""
+    monkeypatch.chdir(tmp_path)
+    result = cli.invoke(app, ["init", "my puzzles"])
+    assert result.exit_code == 0
+    assert "Then: cd 'my puzzles' && pallas-puzzles watch" in result.output
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    result = cli.invoke(app, ["init", "."])
+    assert result.exit_code == 0
+    assert "Then: pallas-puzzles watch" in result.output and "cd ." not in result.output
+    monkeypatch.chdir(tmp_path)
+    result = cli.invoke(app, ["init", ""])
+    assert result.exit_code == 2 and "folder name" in one_sentence(result.output)
+
+
 # -- the error boundary -----------------------------------------------------------
 
 
