@@ -90,8 +90,21 @@ def render(console: Console, table: GradeTable) -> None:
     """Per submission: puzzles passed, and the others with what went wrong."""
     for sub in table.submissions:
         line = Text(f"{sub.name}: {table.passed(sub)}/{len(table.puzzles)} passed", style="bold")
-        others = [f"{p.number} {c.text}" for p in table.puzzles
-                  if (c := cell(table, sub, p)).status != Status.PASS.value]
-        if others:
-            line.append("  (" + ", ".join(others) + ")", style="dim")
+        numbers: dict[str, list[int]] = {}  # what went wrong -> the puzzles it went wrong in, in course order
+        for puzzle in table.puzzles:
+            if (c := cell(table, sub, puzzle)).status != Status.PASS.value:
+                numbers.setdefault(c.text, []).append(puzzle.number)
+        if numbers:
+            line.append("  (" + "; ".join(f"{_ranges(n)} {text}" for text, n in numbers.items()) + ")", style="dim")
         console.print(line, soft_wrap=True)
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[1, 3, 4, 5, 9] -> '1, 3–5, 9'."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs)
