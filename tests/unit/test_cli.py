@@ -110,6 +110,13 @@ def test_reset_without_a_terminal_needs_yes(workspace, cli):
     assert exercise.read_text() == "# keep me\n"
 
 
+def test_reset_of_the_untouched_stub_asks_nothing_and_backs_nothing_up(workspace, cli):
+    result = cli.invoke(app, ["reset", "constant_add_blocked"])  # no terminal and no --yes: no question is needed
+    assert result.exit_code == 0, result.output
+    assert "already the original exercise: nothing to reset" in " ".join(result.output.split())
+    assert not list((workspace / ".pallas_puzzles").glob("backups/*"))
+
+
 def test_solution_asks_before_spoiling_an_unsolved_puzzle(workspace, cli, monkeypatch):
     monkeypatch.setattr("pallas_puzzles.commands.common.interactive", lambda: True)
     declined = cli.invoke(app, ["solution", "constant_add_blocked"], input="n\n")

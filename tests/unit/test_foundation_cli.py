@@ -87,6 +87,7 @@ def test_a_file_system_error_names_the_file(workspace, cli, monkeypatch):
                               str(workspace / "exercises" / "02_constant_add_blocked.py"))
 
     monkeypatch.setattr("pallas_puzzles.workspace.progress.reset_exercise", refuse)
+    (workspace / "exercises" / "02_constant_add_blocked.py").write_text("# attempt\n")  # a reset would change it
     result = cli.invoke(app, ["reset", "constant_add_blocked", "--yes"])
     assert result.exit_code == 2
     text = one_sentence(result.output)

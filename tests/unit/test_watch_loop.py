@@ -325,6 +325,18 @@ def test_reset_key_asks_and_backs_up(workspace: Path) -> None:
     assert session.checker.texts[-1] == stub  # the restored stub was checked
 
 
+def test_reset_key_on_the_untouched_stub_asks_nothing(workspace: Path) -> None:
+    """x on a file that is still the original exercise: said so, no question, no backup, no second check."""
+    session = Session(workspace, FakeChecker()).start()
+    session.send(KeyEvent("x"))
+    session.send(KeyEvent("y"))  # not an answer: there was no question
+    session.quit()
+    said = " ".join(session.text.split())
+    assert "already the original exercise" in said and "(y/n)" not in said
+    assert not list((workspace / ".pallas_puzzles").glob("backups/*"))
+    assert session.checker.calls == [1]
+
+
 def test_a_puzzle_the_backend_cannot_run_gets_one_sentence_and_the_offer_to_skip(workspace: Path) -> None:
     """`watch --backend gpu` on a TPU-only puzzle: nothing is run, the learner is told why and how to move on."""
     tpu_only = next(p for p in COURSE.counted if not p.supports(GPU))
@@ -403,6 +415,7 @@ def test_r_and_n_during_a_check_cancel_it(workspace: Path, key: str, calls: list
 
 
 def test_x_during_a_check_cancels_it_then_asks(workspace: Path) -> None:
+    (workspace / "exercises" / FIRST).write_text("# attempt\n")  # something a reset would change
     checker = FakeChecker(delays=[60, 0])
     session = Session(workspace, checker).start(settle=False)
     assert wait_for(lambda: checker.calls == [1])
@@ -478,6 +491,7 @@ def test_q_and_ctrl_c_say_the_same_goodbye(workspace: Path) -> None:
 
 def test_watch_survives_a_pass_and_a_reset_in_a_read_only_workspace(workspace: Path) -> None:
     solve(workspace, FIRST)
+    (workspace / "exercises" / "02_constant_add_blocked.py").write_text("# attempt\n")  # a reset would change it
     undo = read_only(workspace)
     try:
         with pytest.raises(OSError):

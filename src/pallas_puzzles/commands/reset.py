@@ -10,6 +10,9 @@ from pallas_puzzles.output import Output
 def cmd_reset(out: Output, key: str, yes: bool, confirm: Confirm) -> int:
     progress = open_progress(out)
     puzzle = progress.puzzle(key)
+    if progress.untouched(puzzle):
+        out.info(f"{puzzle.file} is already the original exercise: nothing to reset.")
+        return EXIT_PASS
     question = f"Replace {puzzle.file} with the original stub (your version is backed up first)?"
     if not confirm_or_fail(question, yes, confirm, "--yes"):
         out.info("Nothing was changed.")

@@ -256,6 +256,11 @@ class WatchLoop:
 
     def _ask_reset(self, puzzle: Puzzle, unchecked: bool = False) -> None:
         # Asking must not block the loop, so the question is state and the answer a later key.
+        if self.progress.untouched(puzzle):
+            terminal.info(self.console, f"{puzzle.file} is already the original exercise: nothing to reset.")
+            if unchecked:  # x left a pass's screen: the puzzle is checked as any other key would
+                self._check(puzzle)
+            return
         checking_it = unchecked or (self._running is not None and self._running.puzzle == puzzle)
         self._cancel_running()
         self._question = ResetQuestion(puzzle, recheck_on_no=checking_it)

@@ -144,6 +144,14 @@ def pristine_stub(puzzle: Puzzle) -> bytes:
     return puzzle.stub_path.read_bytes()
 
 
+def untouched(workspace: Workspace, puzzle: Puzzle) -> bool:
+    """Is the learner's file still the original exercise, byte for byte? (False where either cannot be read.)"""
+    try:
+        return workspace.exercise(puzzle).read_bytes() == pristine_stub(puzzle)
+    except OSError:
+        return False
+
+
 def reset_exercise(workspace: Workspace, puzzle: Puzzle) -> Path | None:
     """Restore the stub; returns the backup of the learner's version (None if there was none)."""
     target = workspace.exercise(puzzle)

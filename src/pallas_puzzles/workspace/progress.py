@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.errors import UserError
-from pallas_puzzles.workspace.folder import Workspace, install_solution, reset_exercise
+from pallas_puzzles.workspace.folder import Workspace, install_solution, reset_exercise, untouched
 from pallas_puzzles.workspace.state import State, fresh_state, load_state, save_state
 
 Warn = Callable[[str], None]
@@ -165,6 +165,10 @@ class Progress:
             self.state.hints_seen[puzzle.name] = shown
             self._save()
         return shown
+
+    def untouched(self, puzzle: Puzzle) -> bool:
+        """Is the learner's file still the original exercise (nothing a reset would change)?"""
+        return self.workspace is not None and untouched(self.workspace, puzzle)
 
     def reset(self, puzzle: Puzzle) -> Path | None:
         """Restore the stub; returns the backup of the learner's version (None if there was none).
