@@ -98,7 +98,7 @@ def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
         result.findings.append(syntax_finding(exc, str(learner_file)))
         return None
     except UnicodeDecodeError as exc:  # raised by reading, before anything ran
-        result.findings.append(encoding_finding(exc, str(learner_file)))
+        result.findings.append(encoding_finding(exc))
         return None
     except SystemExit as exc:  # sys.exit() at the top of the file: not the end of the checker
         result.findings.append(exit_finding(exc, str(learner_file), importing=True))

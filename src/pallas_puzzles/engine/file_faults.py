@@ -34,7 +34,7 @@ def syntax_finding(exc: SyntaxError, learner_file: str) -> Finding:
     )
 
 
-def encoding_finding(exc: UnicodeDecodeError, learner_file: str) -> Finding:
+def encoding_finding(exc: UnicodeDecodeError) -> Finding:
     """Bytes Python cannot read as the file's encoding (UTF-8 unless a coding line says otherwise)."""
     raw = exc.object if isinstance(exc.object, bytes) else b""
     line = raw[: exc.start].count(b"\n") + 1
