@@ -132,6 +132,9 @@ def test_an_import_error_shows_the_learners_line(workspace, cli):
     assert "failed while being imported" in out and "NameError" in out
     assert "helper = undefined_helper(3)" in out
     assert "Traceback" not in result.output
+    exercise.write_text("raise MemoryError\n")  # an error with no text of its own: no dangling colon
+    out = " ".join(cli.invoke(app, ["verify", "constant_add"]).output.split())
+    assert "imported: MemoryError" in out and "MemoryError:" not in out
 
 
 def test_a_file_is_read_as_python_reads_it_and_one_it_cannot_read_says_why(workspace, cli):

@@ -50,7 +50,8 @@ def encoding_finding(exc: UnicodeDecodeError) -> Finding:
 def import_finding(exc: BaseException, learner_file: str) -> Finding:
     text = str(exc)
     where = learner_frames(exc, learner_file)
-    said = plain_message(f"{type(exc).__name__}: {text}", where) or f"{type(exc).__name__}: {first_line(text)}"
+    named = f"{type(exc).__name__}: {text}" if text else type(exc).__name__  # MemoryError() says nothing more
+    said = plain_message(named, where) or (f"{type(exc).__name__}: {first_line(text)}" if text else named)
     return Finding(
         FindingKind.IMPORT, f"Your file failed while being imported: {said}",
         explanation=plain_meaning(text), where=where, detail=text,
