@@ -23,6 +23,7 @@ from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     NoCollectiveId,
     NoOverlap,
     Race,
+    SelfCopies,
 )
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -142,6 +143,16 @@ class Explainer:
                            explanation=_NEGATIVE, where=self.lines(p.where), device=p.device, devices=self.devices)
         return Finding(FindingKind.DEVICE_ID, f"{said}.", where=self.lines(p.where), device=p.device,
                        devices=self.devices)
+
+    def _SelfCopies(self, p: SelfCopies) -> Finding:
+        line = self.line(p.where)
+        return Finding(FindingKind.DEVICE_ID,
+                       f"Every remote copy went back to the device that started it ({self.dev(p.device)} copies to "
+                       f"itself{_at(line)}): device_id names the receiving device, so no block reached a neighbour.",
+                       explanation="device_id={'x': d} sends to device d of the ring. The right neighbour is "
+                                   "lax.rem(me + 1, lax.axis_size('x')) with me = lax.axis_index('x'); "
+                                   "lax.axis_index alone names this device.",
+                       where=self.lines(p.where), device=p.device, devices=self.devices)
 
     def _BadDeviceId(self, p: BadDeviceId) -> Finding:
         line = self.line(p.where)

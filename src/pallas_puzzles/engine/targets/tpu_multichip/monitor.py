@@ -25,6 +25,7 @@ from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     CopyInfo,
     EarlyAccess,
     NoOverlap,
+    SelfCopies,
 )
 
 
@@ -191,6 +192,14 @@ class Monitor:
                 if idle is not None:
                     found.append(NoOverlap(device, idle[0], self.idle[id(idle[0])], idle[1]))
         return found
+
+
+    def self_copies(self) -> list[SelfCopies]:
+        """The first remote copy, when every one went back to its own sender (device_id named this device)."""
+        remote = [info for info in self.copies.values() if info.send_sem is not None]  # local copies have none
+        if remote and all(info.source == info.target for info in remote):
+            return [SelfCopies(remote[0].source, remote[0].where)]
+        return []
 
 
 MONITOR = Monitor()  # one per process: the interpreter's state it watches is process-wide too

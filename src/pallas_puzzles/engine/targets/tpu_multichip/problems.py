@@ -122,6 +122,14 @@ class AutoBarrier:
 
 
 @dataclass(frozen=True)
+class SelfCopies:
+    """Every remote copy of the run went to the device that started it (a wrong answer's likely cause)."""
+
+    device: int
+    where: Any = None
+
+
+@dataclass(frozen=True)
 class NoOverlap:
     device: int
     start: Any

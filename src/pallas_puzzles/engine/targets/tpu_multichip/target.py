@@ -232,8 +232,9 @@ def _verdict(case: Case, session: StrictSession, opts: mesh_options.MeshOptions,
     sizes = dict(zip(opts.axis_names, opts.shape(case.sizes)))
     blocks = mesh_options.device_blocks(expected.shape, opts, sizes)
     mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, blocks)
-    if mismatch is None and not findings and opts.overlap:
-        findings += [_placed(explainer.finding(p), p, session) for p in MONITOR.no_overlap()[:1]]
+    # Right numbers: did the copies overlap compute? Wrong ones with no rule broken: did any copy leave its sender?
+    told = MONITOR.no_overlap() if mismatch is None and opts.overlap else MONITOR.self_copies() if mismatch else []
+    findings += [_placed(explainer.finding(p), p, session) for p in told[:1]] if not findings else []
     passed = mismatch is None and not findings
     traffic = _traffic(case, opts, devices) if passed and opts.traffic else None
     return finish(case, session, passed, *findings, mismatch=mismatch, traffic=traffic, grid_points_run=steps,
