@@ -46,6 +46,7 @@ LIB = "jax._src.lib"  # jaxlib as JAX imports it
 # Lowering any interpreted pallas_call imports Pallas's Mosaic GPU interpreter just to test whether
 # the call asked for it (PALLAS_CALL's lowering); tpu_interpret.py makes that import fail fast.
 GPU_INTERPRETER = "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"
+TPU_PRIMITIVES = "jax._src.pallas.mosaic.primitives"  # make_async_copy's descriptor
 
 NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     # eager.py: interpreting op by op, callbacks called directly, MLIR contexts reused
@@ -71,6 +72,7 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(LAX_UTILS, "_standard_weak_type_rule", use="mirrored"),  # weak_values restates these three
     *names(LAX, "_select_weak_type_rule", "_convert_element_type_weak_type_rule", use="mirrored"),
     # dma_ledger.py: the copies a kernel starts, when they land, the waits and HBM buffers
+    *names(TPU_PRIMITIVES, "AsyncCopyDescriptor._used", use="field"),  # explain/cause.py: a copy never started
     *names(INTERPRETER, "DMA.__init__", "DMA.execute_write", use="patched"),
     *names(INTERPRETER, "TPU_MEMORY_SPACE_NAMES"),
     *names(INTERPRETER, "DMA.id", "DMA.src_memory_space", "DMA.dst_memory_space", "DMA.src_buffer_id",
@@ -188,3 +190,8 @@ def callback_logger() -> logging.Logger:
     import logging
 
     return logging.getLogger(CALLBACK)
+
+
+def copy_descriptor_used(descriptor: Any) -> bool:
+    """Whether a make_async_copy descriptor was ever started or waited on (JAX logs it if not)."""
+    return bool(getattr(descriptor, "_used", True))

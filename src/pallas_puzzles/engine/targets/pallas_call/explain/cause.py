@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pallas_puzzles.engine.compare import bad_mask
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.explain import leftovers, writes
 from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line, guarding_whens, store_lines
 from pallas_puzzles.engine.targets.pallas_call.intercept.call_reader import layout
@@ -182,6 +183,12 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
             return (order,), m
     if math.isnan(session.poison) and not (looks_unwritten.any() or nan.any()):
         return (), m  # finite wrong numbers while unwritten memory read as NaN: they never touched it
+    if _in_hbm(out.info) and not any(c.writes_hbm is not None for c in out.record.ledger.copies.values()):
+        # An output left in HBM gets no sentinel (only a copy writes there), and no copy wrote HBM at all.
+        m = _never_written(expected, got, m, covered, bad)
+        idle = [line for made, line in session.descriptors if not jax_private.copy_descriptor_used(made)]
+        return (_hbm_never_written(name, m.n_bad, idle[0] if idle else None,
+                                   m.stored_at or _lines(out.record.kernel_line)),), m
     rerun = probe(poison=probe_poison(session.poison), sentinel=PROBE_FILL)
     if rerun is None or rerun.output.shape != got.shape:
         return (), m
@@ -223,3 +230,32 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
             f"the kernel never wrote holds other values.",
             where=m.stored_at, array=name),), m
     return (), m
+
+
+def _never_written(expected: np.ndarray, got: np.ndarray, m: Mismatch, covered: np.ndarray | None,
+                   never: np.ndarray) -> Mismatch:
+    """The mismatch again, with `never` counted as never written (not NaN) and the same origin."""
+    from pallas_puzzles.engine.compare import compare
+
+    reached = (covered if covered is not None and covered.shape == never.shape else np.ones_like(never)) & ~never
+    marked = compare(expected, got, m.rtol, m.atol, m.block_shape, reached)
+    assert marked is not None  # the same elements are wrong: only why changed
+    return dataclasses.replace(marked, grid_points=m.grid_points, more_grid_points=m.more_grid_points,
+                               stored_at=m.stored_at)
+
+
+def _in_hbm(info: BlockInfo) -> bool:
+    return str(getattr(info.memory_space, "value", info.memory_space)).lower() in ("any", "hbm")
+
+
+def _hbm_never_written(name: str, count: int, idle: SourceLine | None, where: tuple[SourceLine, ...]) -> Finding:
+    """An output left in HBM that no copy wrote; `idle`: where a copy was described but never started."""
+    why = (f"; the copy made at line {idle.line} is never started (a descriptor alone moves nothing)" if idle
+           else ", and the kernel copied nothing into HBM")
+    return Finding(
+        FindingKind.MISMATCH_UNWRITTEN,
+        f"{count} element(s) of {name} were never written: {name} stays in HBM, where only a copy can write{why}.",
+        explanation=f"A kernel whose output is left in HBM (memory_space=pl.ANY) must copy its result there "
+                    f"itself: pltpu.sync_copy(buf, {name}), or make_async_copy(buf, {name}, sem) with .start() "
+                    f"and .wait(), over every element.",
+        where=(idle,) if idle is not None else where, array=name)

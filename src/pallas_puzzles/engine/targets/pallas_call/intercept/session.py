@@ -15,6 +15,7 @@ from pallas_puzzles.results import Finding
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.targets.pallas_call.intercept.records import BlockInfo, CallRecord
+    from pallas_puzzles.source_line import SourceLine
 
 
 # Room in the race detector's clocks for the cores and the copies in flight (see dma_watch).
@@ -76,6 +77,8 @@ class StrictSession:
     callback_errors: list[BaseException] = field(default_factory=list)
     # Faults found when a kernel exits normally: copies nobody waited for (dma_ledger).
     unbalanced: list[Finding] = field(default_factory=list)
+    # The copy descriptors the kernel made (make_async_copy) and their lines: one never started moves nothing.
+    descriptors: list[tuple[Any, SourceLine | None]] = field(default_factory=list)
 
     def output_for(self, shape: tuple[int, ...]) -> tuple[CallRecord, BlockInfo, int] | None:
         """The last recorded call's output that produced a result of `shape`, and the number of leading
