@@ -19,6 +19,7 @@ from pallas_puzzles.engine.targets.mosaic_gpu.record import (
     BarrierStall,
     CaseRecord,
     IndexBelowZero,
+    Launch,
     LoadNotWaited,
     Race,
     RaceFound,
@@ -181,6 +182,19 @@ def unfilled_finding(read: UnfilledRead) -> Finding:
                    f"The {read.op} {_at(read.line)} {what} {read.elements} element(s) of {read.memory} that "
                    "nothing had written: they hold NaN here, and garbage on a GPU.",
                    where=_lines(read.line))
+
+
+def output_never_written(launch: Launch | None) -> Finding:
+    """No element of the kernel's output in global memory was written, by a TMA store or any other."""
+    body = launch.body if launch is not None else None
+    return Finding(FindingKind.MISMATCH_UNWRITTEN,
+                   f"Nothing wrote the kernel's output{f' (the kernel at line {body.line})' if body else ''}: it "
+                   "lives in global memory, which a block reaches only by copying out of shared memory or storing "
+                   "into the output ref, and this kernel did neither.",
+                   explanation="Results computed in shared memory stay there until copied out: commit_smem(), "
+                               "then copy_smem_to_gmem(smem, out_ref), then wait_smem_to_gmem(0) before the "
+                               "kernel ends.",
+                   where=_lines(body))
 
 
 def _store_words(fault: StoreNotWaited, at: str) -> str:

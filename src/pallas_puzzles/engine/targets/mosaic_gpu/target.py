@@ -266,6 +266,8 @@ def _verdict(case: Case, got: Any, expected: Any, record: CaseRecord) -> CaseRes
     if mismatch is None:
         return case.done(True)
     causes = []
-    if mismatch.n_nan and record.unfilled:
+    if covered is not None and not covered.any():  # no store reached the output: say so, not where the grid fell short
+        causes.append(faults.output_never_written(record.launches[-1] if record.launches else None))
+    elif mismatch.n_nan and record.unfilled:
         causes.append(faults.unfilled_finding(record.unfilled[0]))
     return case.done(False, *causes, mismatch=mismatch)
