@@ -237,6 +237,7 @@ def install() -> None:
     _hook_kernel_edges(ipc)
     watch.hook_races(race_detection_state)
     semaphore_bounds.install()
+    dma_watch.keep_descriptors()
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
     shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core
     threading.Thread(target=watch.watchdog, args=(ipc,), daemon=True, name="multichip-watchdog").start()

@@ -104,14 +104,14 @@ class TpuMultichip(Target):
 
     def _unwritten(self, case: Case, entry: Callable[..., Any], opts: mesh_options.MeshOptions, devices: int,
                    mesh: Any, placed: list[Any], result: CaseResult, schedule: Schedule) -> CaseResult:
-        """NaN or garbage in the output: run the case again with memory starting as the value that marks
-        elements never written, so that output no device wrote is called so (the interpreter's memory
-        holds the case's poison, NaN or garbage, until something writes it)."""
+        """NaN or garbage in the output: the case again, memory starting as the value that marks elements never
+        written (it holds the case's poison, NaN or garbage, until something writes it), so they are called so."""
         import dataclasses
 
         import jax
 
         from pallas_puzzles.engine.compare import compare
+        from pallas_puzzles.engine.targets.pallas_call.explain import copies
         from pallas_puzzles.engine.unwritten import sentinel_for
 
         _, expected, _ = case.data()
@@ -128,14 +128,15 @@ class TpuMultichip(Target):
                                                   mesh_options.device_blocks(expected.shape, opts, sizes))
         if marked is None or not marked.n_unwritten:
             return result
-        return dataclasses.replace(result, mismatch=marked)
+        idle = copies.idle_copy(session)  # a copy described and never started: what it should have written
+        found = (_explainer(session, devices).idle_copy(idle),) if idle else result.findings
+        return dataclasses.replace(result, mismatch=marked, findings=found)
 
     def _run_once(self, case: Case, session: StrictSession, opts: mesh_options.MeshOptions, devices: int,
                   run: Callable[..., Any], placed: list[Any], schedule: Schedule,
                   judge: Callable[..., Any] | None) -> CaseResult:
-        """One run of the case, its devices taking turns in the order `schedule` gives, judged; given the
-        learner's entry (`judge`), its launcher too, before the rules and the numbers (engine/integrity: an
-        answer XLA computed is no answer)."""
+        """One run of the case, its devices taking turns in the order `schedule` gives, judged: given `judge`
+        (the entry), its launcher first (engine/integrity: an answer XLA computed is no answer)."""
         from pallas_puzzles.engine.targets.pallas_call.case_runner import finish
         from pallas_puzzles.engine.targets.pallas_call.launcher_trace import judge_traced
 
@@ -150,8 +151,7 @@ class TpuMultichip(Target):
 
     def _execute(self, case: Case, session: StrictSession, devices: int, run: Callable[..., Any],
                  placed: list[Any], schedule: Schedule) -> tuple[Any, Any, CaseResult | None]:
-        """(the devices' output, the launcher's jaxpr, None), or (None, None, the failed case) when the kernel
-        or a rule stopped the run."""
+        """(the devices' output, the launcher's jaxpr, None); (None, None, the failed case) if the run stopped."""
         import jax
         import numpy as np
 

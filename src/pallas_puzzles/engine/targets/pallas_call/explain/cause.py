@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pallas_puzzles.engine.compare import bad_mask
-from pallas_puzzles.engine.targets.pallas_call import jax_private
-from pallas_puzzles.engine.targets.pallas_call.explain import leftovers, writes
+from pallas_puzzles.engine.targets.pallas_call.explain import copies, leftovers, writes
 from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line, guarding_whens, store_lines
 from pallas_puzzles.engine.targets.pallas_call.intercept.call_reader import layout
 from pallas_puzzles.engine.targets.pallas_call.intercept.records import BlockInfo, CallRecord
@@ -186,8 +185,7 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
     if _in_hbm(out.info) and not any(c.writes_hbm is not None for c in out.record.ledger.copies.values()):
         # An output left in HBM gets no sentinel (only a copy writes there), and no copy wrote HBM at all.
         m = _never_written(expected, got, m, covered, bad)
-        idle = [line for made, line in session.descriptors if not jax_private.copy_descriptor_used(made)]
-        return (_hbm_never_written(name, m.n_bad, idle[0] if idle else None,
+        return (_hbm_never_written(name, m.n_bad, copies.idle_copy(session),
                                    m.stored_at or _lines(out.record.kernel_line)),), m
     rerun = probe(poison=probe_poison(session.poison), sentinel=PROBE_FILL)
     if rerun is None or rerun.output.shape != got.shape:

@@ -4,7 +4,9 @@ a copy overtaken by another on its semaphore, and an output copy nobody waited f
 from __future__ import annotations
 
 from pallas_puzzles.engine.learner_lines import info_lines
+from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.intercept.records import Copy, Ledger
+from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 from pallas_puzzles.source_line import SourceLine
@@ -17,6 +19,11 @@ def _first(copy: Copy, learner_file: str) -> SourceLine | None:
 
 def _at(line: SourceLine | None) -> str:
     return f" at line {line.line}" if line is not None else ""
+
+
+def idle_copy(session: StrictSession) -> SourceLine | None:
+    """Where the kernel made a copy descriptor it never started or waited on (a descriptor moves nothing)."""
+    return next((line for made, line in session.descriptors if not jax_private.copy_descriptor_used(made)), None)
 
 
 def first_overtaken(ledger: Ledger) -> Copy | None:

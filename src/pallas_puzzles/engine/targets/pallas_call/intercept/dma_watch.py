@@ -199,9 +199,7 @@ def _next_virtual_core(self: Any) -> int:
     return cores + number % (int(self.vector_clock_size) - cores)
 
 
-def _checked_copy(original: Callable[..., Any], describes: bool = False) -> Callable[..., Any]:
-    """`original` (a copy function of pltpu), refusing mismatched shapes and dtypes at the learner's line;
-    `describes`: it returns a descriptor, which the session keeps (one never started moves nothing)."""
+def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def copy(src_ref: Any, dst_ref: Any, *args: Any, **kwargs: Any) -> Any:
         session = active.session
@@ -226,12 +224,38 @@ def _checked_copy(original: Callable[..., Any], describes: bool = False) -> Call
         from jax.extend import source_info_util
 
         with source_info_util.user_context(jax_private.current_traceback()):
-            made = original(src_ref, dst_ref, *args, **kwargs)
-        if describes:
+            return original(src_ref, dst_ref, *args, **kwargs)
+
+    return copy
+
+
+def _kept(make: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(make)
+    def describe(*args: Any, **kwargs: Any) -> Any:
+        made = make(*args, **kwargs)
+        session = active.session
+        if session is not None:
             session.descriptors.append((made, learner_call_site(session.learner_file)))
         return made
 
-    return copy
+    return describe
+
+
+_keeping = False
+
+
+def keep_descriptors() -> None:
+    """Keep each copy descriptor the kernel makes in the session (explain/copies.idle_copy: one never started
+    moves nothing), and leave JAX's log of an unused one out of the learner's terminal (once per process)."""
+    global _keeping
+    if _keeping:
+        return
+    from jax.experimental.pallas import tpu as pltpu
+
+    for name in ("make_async_copy", "make_async_remote_copy"):
+        setattr(pltpu, name, _kept(getattr(pltpu, name)))
+    logging.getLogger().addFilter(_not_the_unused_copy_log)
+    _keeping = True
 
 
 def _not_the_unused_copy_log(record: logging.LogRecord) -> bool:
@@ -292,7 +316,7 @@ def install() -> None:
     detector.check_write = _count_copies(detector.check_write, overlap)
     for name in ("make_async_copy", "async_copy", "sync_copy"):
         if hasattr(pltpu, name):
-            setattr(pltpu, name, _checked_copy(getattr(pltpu, name), describes=name == "make_async_copy"))
-    logging.getLogger().addFilter(_not_the_unused_copy_log)
+            setattr(pltpu, name, _checked_copy(getattr(pltpu, name)))
+    keep_descriptors()
     pltpu.emit_pipeline = _as_if_on_a_tpu(pltpu.emit_pipeline)
     _installed = True
