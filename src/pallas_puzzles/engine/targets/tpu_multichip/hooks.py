@@ -225,7 +225,7 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, semaphore_bounds
+    from pallas_puzzles.engine.targets.pallas_call.intercept import descriptors, dma_watch, semaphore_bounds
 
     ipc, race_detection_state, shared_memory, iutils = (jax_private.interpreter(), jax_private.race_detection_state(),
                                                         jax_private.shared_memory(), jax_private.interpret_utils())
@@ -237,7 +237,7 @@ def install() -> None:
     _hook_kernel_edges(ipc)
     watch.hook_races(race_detection_state)
     semaphore_bounds.install()
-    dma_watch.keep_descriptors()
+    descriptors.keep()
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
     shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core
     threading.Thread(target=watch.watchdog, args=(ipc,), daemon=True, name="multichip-watchdog").start()

@@ -20,7 +20,6 @@ what a correct kernel computes.
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -30,7 +29,13 @@ from typing import Any
 from pallas_puzzles.engine.learner_lines import learner_call_site
 from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.explain import lowering
-from pallas_puzzles.engine.targets.pallas_call.intercept import core_threads, core_waits, dma_ledger, semaphore_bounds
+from pallas_puzzles.engine.targets.pallas_call.intercept import (
+    core_threads,
+    core_waits,
+    descriptors,
+    dma_ledger,
+    semaphore_bounds,
+)
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, active
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -229,41 +234,6 @@ def _checked_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     return copy
 
 
-def _kept(make: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(make)
-    def describe(*args: Any, **kwargs: Any) -> Any:
-        made = make(*args, **kwargs)
-        session = active.session
-        if session is not None:
-            session.descriptors.append((made, learner_call_site(session.learner_file)))
-        return made
-
-    return describe
-
-
-_keeping = False
-
-
-def keep_descriptors() -> None:
-    """Keep each copy descriptor the kernel makes in the session (explain/copies.idle_copy: one never started
-    moves nothing), and leave JAX's log of an unused one out of the learner's terminal (once per process)."""
-    global _keeping
-    if _keeping:
-        return
-    from jax.experimental.pallas import tpu as pltpu
-
-    for name in ("make_async_copy", "make_async_remote_copy"):
-        setattr(pltpu, name, _kept(getattr(pltpu, name)))
-    logging.getLogger().addFilter(_not_the_unused_copy_log)
-    _keeping = True
-
-
-def _not_the_unused_copy_log(record: logging.LogRecord) -> bool:
-    """JAX logs a descriptor that was never used when it is collected, to the root logger: after the check,
-    in the learner's terminal. The verdict names it where it matters (explain/cause.py)."""
-    return not str(record.msg).startswith("AsyncCopyDescriptor was not used")
-
-
 def _as_if_on_a_tpu(original: Callable[..., Any]) -> Callable[..., Any]:
     """emit_pipeline asks the chip for its memory tiling, and a CPU has none.
 
@@ -317,6 +287,6 @@ def install() -> None:
     for name in ("make_async_copy", "async_copy", "sync_copy"):
         if hasattr(pltpu, name):
             setattr(pltpu, name, _checked_copy(getattr(pltpu, name)))
-    keep_descriptors()
+    descriptors.keep()
     pltpu.emit_pipeline = _as_if_on_a_tpu(pltpu.emit_pipeline)
     _installed = True
