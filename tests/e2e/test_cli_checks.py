@@ -160,6 +160,9 @@ def test_a_file_is_read_as_python_reads_it_and_one_it_cannot_read_says_why(works
     exercise.write_text("# -*- coding: nosuch -*-\n" + good)
     out = " ".join(cli.invoke(app, ["verify", "constant_add"]).output.split())
     assert "unknown encoding: nosuch" in out and "line 0" not in out
+    exercise.write_text("data = b'\\xff'.decode()\n" + good)  # the code's own decode error: an import error
+    out = " ".join(cli.invoke(app, ["verify", "constant_add"]).output.split())
+    assert "failed while being imported: UnicodeDecodeError" in out and "data = b'\\xff'.decode()" in out
 
 
 def test_sys_exit_in_the_learners_file_is_a_finding_at_its_line_not_a_crash(workspace, cli):

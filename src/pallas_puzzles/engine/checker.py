@@ -83,6 +83,10 @@ def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
     """The learner's entry point, or None with the reason added to the result."""
     try:
         text = read_source(learner_file)
+    except UnicodeDecodeError as exc:  # the file's bytes (a decode error the learner's code raises is theirs)
+        result.findings.append(encoding_finding(exc))
+        return None
+    try:
         not_started = _not_started(puzzle, learner_file, text)
         if not_started is not None:  # wrong by design: running it would only show a wall of mismatches
             result.findings.append(not_started)
@@ -96,9 +100,6 @@ def _load(result: CheckResult, puzzle: Puzzle, learner_file: Path) -> Any:
         module = load_learner_module(learner_file, text, tree)
     except SyntaxError as exc:
         result.findings.append(syntax_finding(exc, str(learner_file)))
-        return None
-    except UnicodeDecodeError as exc:  # raised by reading, before anything ran
-        result.findings.append(encoding_finding(exc))
         return None
     except SystemExit as exc:  # sys.exit() at the top of the file: not the end of the checker
         result.findings.append(exit_finding(exc, str(learner_file), importing=True))
