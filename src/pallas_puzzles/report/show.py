@@ -20,7 +20,7 @@ class NoGrid(UserError):
     notebook); `short` only says so, for one that has just shown the verdict, which says why."""
 
     def __init__(self, short: str, why: str) -> None:
-        super().__init__(f"{short[:-1]}: {why}" if why else short, exit_code=EXIT_FAIL)
+        super().__init__(f"{short.rstrip('.')}: {why}" if why else short, exit_code=EXIT_FAIL)
         self.short = short
 
 

@@ -154,15 +154,6 @@ class Explainer:
                                    "lax.axis_index alone names this device.",
                        where=self.lines(p.where), device=p.device, devices=self.devices)
 
-    def idle_copy(self, line: SourceLine) -> Finding:
-        """A copy described at `line` and never started, behind output nothing wrote."""
-        return Finding(FindingKind.MISMATCH_UNWRITTEN,
-                       f"The copy made at line {line.line} is never started: a descriptor alone moves nothing, so "
-                       "what it should have written was never written.",
-                       explanation="make_async_copy and make_async_remote_copy only describe a copy: .start() sets "
-                                   "it going, and a .wait() (or wait_recv/wait_send) waits for it.",
-                       where=(line,), devices=self.devices)
-
     def _BadDeviceId(self, p: BadDeviceId) -> Finding:
         line = self.line(p.where)
         axes = ", ".join(repr(a) for a in p.axes)

@@ -193,7 +193,6 @@ class Monitor:
                     found.append(NoOverlap(device, idle[0], self.idle[id(idle[0])], idle[1]))
         return found
 
-
     def self_copies(self) -> list[SelfCopies]:
         """The first remote copy, when every one went back to its own sender (device_id named this device)."""
         remote = [info for info in self.copies.values() if info.send_sem is not None]  # local copies have none

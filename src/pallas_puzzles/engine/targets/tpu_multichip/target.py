@@ -129,7 +129,7 @@ class TpuMultichip(Target):
         if marked is None or not marked.n_unwritten:
             return result
         idle = copies.idle_copy(session)  # a copy described and never started: what it should have written
-        found = (_explainer(session, devices).idle_copy(idle),) if idle else result.findings
+        found = (copies.never_started(idle, devices),) if idle else result.findings
         return dataclasses.replace(result, mismatch=marked, findings=found)
 
     def _run_once(self, case: Case, session: StrictSession, opts: mesh_options.MeshOptions, devices: int,

@@ -22,7 +22,7 @@ import numpy as np
 from pallas_puzzles.engine.compare import bad_mask
 from pallas_puzzles.engine.targets.pallas_call.explain import copies, leftovers, writes
 from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line, guarding_whens, store_lines
-from pallas_puzzles.engine.targets.pallas_call.intercept.call_reader import layout
+from pallas_puzzles.engine.targets.pallas_call.intercept.call_reader import layout, memory_space_name
 from pallas_puzzles.engine.targets.pallas_call.intercept.records import BlockInfo, CallRecord
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession
 from pallas_puzzles.engine.targets.pallas_call.probe import PROBE_FILL, probe_poison
@@ -243,12 +243,12 @@ def _never_written(expected: np.ndarray, got: np.ndarray, m: Mismatch, covered: 
 
 
 def _in_hbm(info: BlockInfo) -> bool:
-    return str(getattr(info.memory_space, "value", info.memory_space)).lower() in ("any", "hbm")
+    return memory_space_name(info.memory_space) in ("any", "hbm")
 
 
 def _hbm_never_written(name: str, count: int, idle: SourceLine | None, where: tuple[SourceLine, ...]) -> Finding:
     """An output left in HBM that no copy wrote; `idle`: where a copy was described but never started."""
-    why = (f"; the copy made at line {idle.line} is never started (a descriptor alone moves nothing)" if idle
+    why = (f"; the copy made at line {idle.line} {copies.NEVER_STARTED}" if idle
            else ", and the kernel copied nothing into HBM")
     return Finding(
         FindingKind.MISMATCH_UNWRITTEN,

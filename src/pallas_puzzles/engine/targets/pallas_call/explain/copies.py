@@ -21,9 +21,22 @@ def _at(line: SourceLine | None) -> str:
     return f" at line {line.line}" if line is not None else ""
 
 
+NEVER_STARTED = "is never started (a descriptor alone moves nothing)"
+
+
 def idle_copy(session: StrictSession) -> SourceLine | None:
     """Where the kernel made a copy descriptor it never started or waited on (a descriptor moves nothing)."""
     return next((line for made, line in session.descriptors if not jax_private.copy_descriptor_used(made)), None)
+
+
+def never_started(line: SourceLine, devices: int = 0) -> Finding:
+    """A copy described at `line` and never started, behind output nothing wrote."""
+    return Finding(FindingKind.MISMATCH_UNWRITTEN,
+                   f"The copy made at line {line.line} {NEVER_STARTED}, so what it should have written was never "
+                   "written.",
+                   explanation="make_async_copy and make_async_remote_copy only describe a copy: .start() sets it "
+                               "going, and a .wait() (or wait_recv/wait_send) waits for it.",
+                   where=(line,), devices=devices)
 
 
 def first_overtaken(ledger: Ledger) -> Copy | None:
