@@ -140,3 +140,31 @@ def test_a_time_out_names_the_loop_and_its_time_matches_its_limit(tmp_path, monk
     assert finding.kind is FindingKind.TIMEOUT and "still running after 4 s" in finding.message
     assert "while_loop" in finding.where[0].text  # the line that loops, named
     assert 4.0 <= result.seconds < 6.0  # the footer says the time the kernel had, not the restart after it
+
+
+def _anonymous_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) / 1024 for line in status if line.startswith("RssAnon:"))
+
+
+def test_a_watch_session_of_many_saves_does_not_grow_the_checker_for_ever(tmp_path):
+    """JAX keeps the programs of every check, and a save's file is new code: a Mosaic GPU check left
+    about 5 MiB behind (a Blackwell one 24), so a long watch session grew until the memory limit
+    stopped a correct kernel. The checker lets go of JAX's caches once it passes its ceiling."""
+    from helpers import skip_if_jax_too_old
+
+    from pallas_puzzles.engine.targets.memory import MEMORY_CEILING_MIB
+
+    puzzle = COURSE.find("tma_copy")
+    skip_if_jax_too_old(puzzle)
+    solution = (REPO / "solutions" / puzzle.file).read_text()
+    saved = tmp_path / puzzle.file
+    sizes = []
+    with Worker("interpret", target=puzzle.target) as worker:
+        worker.start()
+        for save in range(20):
+            saved.write_text(solution + f"\n# save {save}\n")
+            assert worker.check(puzzle, saved).passed
+            sizes.append(_anonymous_mib(worker._process.pid))
+    assert any(later < earlier for earlier, later in zip(sizes, sizes[1:])), sizes  # let go at least once
+    assert sizes[-1] < MEMORY_CEILING_MIB + 30, sizes

@@ -261,21 +261,23 @@ def test_without_the_fast_path_every_case_compiles():
     assert all(count > 0 for count in counts), counts
 
 
-def test_caches_stay_between_puzzles_below_the_memory_ceiling_and_go_above_it():
+def test_caches_stay_after_a_check_below_the_memory_ceiling_and_go_above_it():
     import jax
+
+    from pallas_puzzles.engine.targets.memory import CacheRelease
 
     double = jax.jit(lambda x: x * 2.0)
 
-    def lowered_after_between_puzzles(target: TpuInterpreter) -> int:
+    def lowered_after_a_check(release: CacheRelease) -> int:
         double(1.0)
-        target.between_puzzles()
+        release.after_check()
         with Lowerings() as lowered:
             double(1.0)
         return lowered.count
 
-    assert lowered_after_between_puzzles(started(FastPath(memory_ceiling_mib=1e9))) == 0
-    assert lowered_after_between_puzzles(started(FastPath(memory_ceiling_mib=1.0))) == 1
-    assert lowered_after_between_puzzles(started(OFF)) == 1
+    assert lowered_after_a_check(CacheRelease(ceiling_mib=1e9)) == 0
+    assert lowered_after_a_check(CacheRelease(ceiling_mib=1.0)) == 1
+    assert lowered_after_a_check(CacheRelease(ceiling_mib=0.0, trim=False)) == 1  # the fast path off
 
 
 def test_a_thread_reuses_its_mlir_context_as_often_as_set():

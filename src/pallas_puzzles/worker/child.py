@@ -67,6 +67,7 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
                                   detail=traceback.format_exc())],
             )
         channel.send(CheckReply(result))
+        started.target.after_check()
 
 
 def main(argv: list[str]) -> None:

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import Target
+from pallas_puzzles.engine.targets.memory import forget_compiled
 from pallas_puzzles.engine.targets.timing import timed
-from pallas_puzzles.engine.targets.tpu_interpret import forget_compiled
 
 if TYPE_CHECKING:
     from pallas_puzzles.engine.case import Case

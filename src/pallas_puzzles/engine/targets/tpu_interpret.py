@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
-from pallas_puzzles.engine.targets.pallas_call.fast_path import FastPath, trim_heap
+from pallas_puzzles.engine.targets.pallas_call.fast_path import FastPath
 from pallas_puzzles.engine.targets.pallas_call.jax_private import GPU_INTERPRETER
 
 if TYPE_CHECKING:
@@ -43,7 +43,6 @@ class TpuInterpreter(Target):
 
     def __init__(self, fast: FastPath | None = None) -> None:
         self.fast = fast if fast is not None else FastPath.from_environment()
-        self.puzzles_kept = 0  # puzzles since JAX's caches were last cleared
 
     def start(self) -> None:
         from pallas_puzzles.engine.targets.pallas_call.intercept import dma_watch, eager, eager_cores, patch
@@ -72,29 +71,3 @@ class TpuInterpreter(Target):
         from pallas_puzzles.engine.targets.pallas_call.intercept import patch
 
         patch.reset_interpreter()
-
-    def between_puzzles(self) -> None:
-        self.puzzles_kept += 1
-        if self.fast.keeps_caches(self.puzzles_kept):
-            return
-        self.puzzles_kept = 0
-        forget_compiled()
-        if self.fast.trim_heap:
-            trim_heap()
-
-
-def forget_compiled() -> None:
-    """Drop JAX's in-memory caches when the process moves on to another puzzle.
-
-    Compiled interpreter programs are never reused by the next puzzle (each check
-    traces a fresh module), yet they pile up: over the whole course a checker
-    grows from about 220 MiB to 450 MiB without this, and stays near 270 MiB
-    with it. Checks of the same puzzle (watch mode's saves) keep the caches, and
-    the fast path keeps them across puzzles up to its memory ceiling.
-    """
-    import gc
-
-    import jax
-
-    jax.clear_caches()
-    gc.collect()

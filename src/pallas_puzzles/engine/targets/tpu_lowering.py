@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.backends import TPU
 from pallas_puzzles.engine.targets.base import Target
-from pallas_puzzles.engine.targets.tpu_interpret import forget_compiled
+from pallas_puzzles.engine.targets.memory import forget_compiled
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 

@@ -11,14 +11,13 @@ away the rest. The fast path:
   (engine/targets/pallas_call/intercept/host_ops.py; weakly typed literals: weak_values.py): a new block
   shape then costs no XLA program at all, and the interpreter's callbacks are called
   with numpy arrays, as compiled;
-- keeps JAX's caches between puzzles until the process's own memory passes
-  `memory_ceiling_mib`, and then clears them and hands the freed heap back to the
-  system (`trim_heap`: glibc keeps it otherwise, and the process stays as large);
 - reuses each thread's MLIR context `context_reuse` times, so those cached programs
   do not each keep a context alive;
 - keeps the garbage collector off while a checker's own process starts JAX, and then
   freezes what start-up built out of its sight (`start_up_out_of_collectors_sight`);
-  it collects only when the caches are cleared.
+  it collects only when the caches are cleared;
+- keeps JAX's caches from check to check, and so from puzzle to puzzle, until the
+  process passes its memory ceiling (engine/targets/memory.py, for every target).
 (Every check places a case's inputs with jax.device_put, fast path or not: specs.on_device.)
 
 None of this changes a verdict (tests/engine/test_fast_path.py checks every reference
@@ -45,14 +44,6 @@ VARIABLE = environment.FAST.name
 # 256 points 0.40-0.49 against 0.50-0.52 s. 128 keeps a clear margin, and no program is compiled for
 # the course's reference solutions (the largest grid is 40 points).
 EAGER_GRID_LIMIT = 128
-# Anonymous memory (heap, JAX's caches) a checker may reach before it clears JAX's caches: about 70
-# MiB once JAX is imported, 120 after a dozen puzzles, 250 after the whole course if never cleared; a
-# clear brings 175 back to 115. The JAX libraries' own pages (120-130 MiB) come on top. The whole
-# course in one checker: peak 355 MiB at 150 (jax 0.10.2; 347 on 0.12.0.1), 401 at 200 (396), as fast.
-MEMORY_CEILING_MIB = 150.0
-# Where a process's memory cannot be read (not Linux): the caches are cleared after this many puzzles,
-# about what a checker grows by 50 MiB in.
-PUZZLES_PER_CLEAR = 10
 # MLIR contexts reused per thread: jax 0.12 itself reuses 10 times; 100 keeps the memory of a
 # whole course's cached programs lower at no cost in speed.
 CONTEXT_REUSE = 100
@@ -61,46 +52,21 @@ CONTEXT_REUSE = 100
 @dataclass(frozen=True)
 class FastPath:
     eager_grid_limit: int = EAGER_GRID_LIMIT  # 0: every call is compiled
-    memory_ceiling_mib: float = MEMORY_CEILING_MIB  # 0: caches cleared whenever the puzzle changes
     context_reuse: int = CONTEXT_REUSE  # 0: as the installed JAX does
     numpy_ops: bool = True  # in an eager interpretation; False: every operation through XLA
     freeze_gc: bool = True
-    trim_heap: bool = True  # after clearing the caches (0.1 s; rare with a ceiling, so worth it)
 
     @classmethod
     def from_environment(cls) -> FastPath:
         return OFF if switched_off() else cls()
 
-    def keeps_caches(self, puzzles_kept: int) -> bool:
-        """May the caches stay for the next puzzle, `puzzles_kept` puzzles after they were last cleared?
-        While the process is under the ceiling; where its memory cannot be read, for a few puzzles."""
-        if self.memory_ceiling_mib <= 0:
-            return False
-        used = private_memory_mib()
-        if used is None:
-            return puzzles_kept < PUZZLES_PER_CLEAR
-        return used < self.memory_ceiling_mib
 
-
-OFF = FastPath(eager_grid_limit=0, memory_ceiling_mib=0.0, context_reuse=0, numpy_ops=False, freeze_gc=False,
-               trim_heap=False)
+OFF = FastPath(eager_grid_limit=0, context_reuse=0, numpy_ops=False, freeze_gc=False)
 
 
 def switched_off() -> bool:
     """Has PALLAS_PUZZLES_FAST=0 turned the fast path (and the stored spec answers) off?"""
     return environment.FAST.turned_off()
-
-
-def private_memory_mib() -> float | None:
-    """This process's anonymous resident memory in MiB (Linux's /proc); None where it cannot be read."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
 
 
 @contextmanager
@@ -121,15 +87,3 @@ def start_up_out_of_collectors_sight() -> Iterator[None]:
             gc.freeze()
         if was_enabled:
             gc.enable()
-
-
-def trim_heap() -> None:
-    """Hand the heap's free memory back to the system (glibc's malloc_trim; elsewhere nothing)."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        ctypes.CDLL(name).malloc_trim(0)
-    except (OSError, AttributeError, TypeError):
-        pass  # not glibc: its allocator decides

@@ -64,7 +64,7 @@ class TpuMultichip(Target):
         hooks.recover()
 
     def between_puzzles(self) -> None:
-        from pallas_puzzles.engine.targets.tpu_interpret import forget_compiled
+        from pallas_puzzles.engine.targets.memory import forget_compiled
 
         forget_compiled()
 

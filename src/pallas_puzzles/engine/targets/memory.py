@@ -1,0 +1,97 @@
+"""What a checker process keeps of its checks in memory, and when it lets go.
+
+JAX keeps every program a check traced, lowered and compiled, and a learner's save is new code, so
+nothing a check leaves behind is reused by the next save; yet it piles up. Measured per save of one
+puzzle's reference solution (jax 0.12.0.1): tma_copy 5 MiB, wgmma_matmul 7, a Blackwell warp-specialised
+matmul 24, pipeline_cores 1.3, a pallas_call puzzle nothing; across puzzles, the whole course in one
+checker grew from 220 MiB to 450. A watch session of a hundred saves in the GPU chapters would reach
+the learner's memory limit and stop a correct kernel.
+
+So after every check, once its reply is on its way (the learner waits for nothing), a checker whose
+own memory has passed MEMORY_CEILING_MIB clears JAX's caches and hands the freed heap back to the
+system. Below the ceiling the caches stay: the TPU chapters' small programs are reused from puzzle to
+puzzle. With the fast path off (PALLAS_PUZZLES_FAST=0) they go after every check.
+Nothing here imports JAX at module level.
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+
+from pallas_puzzles import environment
+
+# Anonymous memory (heap, JAX's caches) a checker may reach before it lets go: about 60 MiB once JAX is
+# imported, 85 with Pallas's interpreters, 120 after a dozen TPU puzzles, 250 after the whole course if
+# never cleared; a clear brings 175 back to 115. The JAX libraries' own pages (120-130 MiB) come on top.
+# The whole course in one checker: peak 355 MiB at 150 (jax 0.10.2; 347 on 0.12.0.1), 401 at 200, as fast.
+MEMORY_CEILING_MIB = 150.0
+# Where a process's memory cannot be read (not Linux): the caches go after this many checks.
+CHECKS_PER_CLEAR = 10
+
+
+def private_memory_mib() -> float | None:
+    """This process's anonymous resident memory in MiB (Linux's /proc); None where it cannot be read."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def trim_heap() -> None:
+    """Hand the heap's free memory back to the system (glibc's malloc_trim; elsewhere nothing)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        ctypes.CDLL(name).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):
+        pass  # not glibc: its allocator decides
+
+
+def forget_compiled() -> None:
+    """Drop JAX's in-memory caches (traced, lowered and compiled programs) and collect what they held."""
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
+
+
+@dataclass
+class CacheRelease:
+    """One checker process's rule: keep JAX's caches while under `ceiling_mib`, else clear them (0: clear
+    after every check), and then trim the heap (`trim`; glibc keeps freed memory otherwise)."""
+
+    ceiling_mib: float = MEMORY_CEILING_MIB
+    trim: bool = True
+    checks_kept: int = field(default=0, init=False)  # checks since the caches were last cleared
+
+    @classmethod
+    def from_environment(cls) -> CacheRelease:
+        return cls(ceiling_mib=0.0, trim=False) if environment.FAST.turned_off() else cls()
+
+    def keeps(self) -> bool:
+        """May the caches stay after this check? While the process is under the ceiling; where its
+        memory cannot be read, for a few checks."""
+        if self.ceiling_mib <= 0:
+            return False
+        used = private_memory_mib()
+        if used is None:
+            return self.checks_kept < CHECKS_PER_CLEAR
+        return used < self.ceiling_mib
+
+    def after_check(self) -> bool:
+        """Called once a check's reply has been sent; True when the caches were cleared."""
+        self.checks_kept += 1
+        if self.keeps():
+            return False
+        self.checks_kept = 0
+        forget_compiled()
+        if self.trim:
+            trim_heap()
+        return True
