@@ -168,3 +168,23 @@ def test_a_watch_session_of_many_saves_does_not_grow_the_checker_for_ever(tmp_pa
             sizes.append(_anonymous_mib(worker._process.pid))
     assert any(later < earlier for earlier, later in zip(sizes, sizes[1:])), sizes  # let go at least once
     assert sizes[-1] < MEMORY_CEILING_MIB + 30, sizes
+
+
+def test_watch_keeps_the_checkers_of_the_last_two_chapters_only():
+    """Watch keeps a checker per target seen, so a learner who went through every chapter in one
+    session held five JAX processes; the current chapter's and the one before stay warm."""
+    from pallas_puzzles.worker.by_target import KEPT_CHECKERS, WorkersByTarget
+
+    assert KEPT_CHECKERS == 2
+    with WorkersByTarget("interpret") as workers:
+        for target in ("tpu-interpret", "tpu-kernel", "tpu-multichip"):
+            workers.start(target)
+        first = [workers.workers[t]._process for t in ("tpu-kernel", "tpu-multichip")]
+        assert list(workers.workers) == ["tpu-kernel", "tpu-multichip"]
+        assert all(process.poll() is None for process in first)
+        workers.start("tpu-kernel")  # back a chapter: the same checker, nothing stopped
+        assert workers.workers["tpu-kernel"]._process is first[0]
+        assert list(workers.workers) == ["tpu-multichip", "tpu-kernel"]
+        workers.start("tpu-interpret")
+        assert list(workers.workers) == ["tpu-kernel", "tpu-interpret"]
+        assert first[1].wait(timeout=10) is not None  # the least recent one has ended

@@ -2,8 +2,10 @@
 
 Watch mode moves from chapter to chapter; a chapter of another target needs a
 checker process set up for it (a host device count, other hooks). This keeps
-one per target seen, so coming back to a chapter costs nothing, and cancels
-whichever one is running.
+the checkers of the last KEPT_CHECKERS targets used, so going back a chapter
+costs nothing, and cancels whichever one is running. An older one is stopped:
+each idle checker holds 150-300 MiB, and a session through the whole course
+would otherwise keep one JAX process per target.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.worker.client import Limits, Worker
 
+KEPT_CHECKERS = 2  # the current chapter's and the one before
 
 class WorkersByTarget:
     def __init__(self, requested: str, mode: Mode = Mode.RUN, limits: Limits = Limits()) -> None:
@@ -26,9 +29,8 @@ class WorkersByTarget:
 
     def start(self, target: str) -> Backend:
         """The checker for `target`, started now if it is new; returns the backend it resolved."""
-        worker = self.workers.get(target)
-        if worker is None:
-            worker = self.workers[target] = Worker(self.requested, self.mode, target, self.limits)
+        worker = self.workers.pop(target, None) or Worker(self.requested, self.mode, target, self.limits)
+        self.workers[target] = worker  # the most recently used last
         if worker.backend is None:
             try:
                 backend = worker.start()
@@ -36,8 +38,15 @@ class WorkersByTarget:
                 del self.workers[target]
                 raise
             self.warning = self.warning or worker.warning
+            self._stop_least_recent()
             return backend
         return worker.backend
+
+    def _stop_least_recent(self) -> None:
+        """Stop the checkers beyond KEPT_CHECKERS, least recently used first; never one that is checking."""
+        idle = [target for target, worker in list(self.workers.items())[:-1] if not worker.busy]
+        for target in idle[:max(0, len(self.workers) - KEPT_CHECKERS)]:
+            self.workers.pop(target).stop()
 
     def check(self, puzzle: Puzzle, file: Path) -> CheckResult:
         self.start(puzzle.target)

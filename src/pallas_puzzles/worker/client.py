@@ -160,6 +160,11 @@ class Worker:
         return self.backend
 
     @property
+    def busy(self) -> bool:
+        """A check is running (or about to)."""
+        return self._busy.locked()
+
+    @property
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
@@ -223,7 +228,7 @@ class Worker:
     def cancel(self) -> None:
         """Stop the running check, if any, from any thread; the next check starts a fresh worker."""
         process = self._process
-        if process is not None and process.poll() is None and self._busy.locked():
+        if process is not None and process.poll() is None and self.busy:
             self._cancelled.set()
             process.kill()
 
