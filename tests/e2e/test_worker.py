@@ -188,3 +188,25 @@ def test_watch_keeps_the_checkers_of_the_last_two_chapters_only():
         workers.start("tpu-interpret")
         assert list(workers.workers) == ["tpu-kernel", "tpu-interpret"]
         assert first[1].wait(timeout=10) is not None  # the least recent one has ended
+
+
+def test_watch_starts_the_next_chapters_checker_while_the_learner_reads_the_pass():
+    """Passing a chapter's last puzzle moves the learner to a puzzle of another target: its checker
+    starts in the background then, so the first save there does not wait for JAX to import."""
+    import time
+
+    from pallas_puzzles.worker.by_target import WorkersByTarget
+
+    with WorkersByTarget("interpret") as workers:
+        workers.start("tpu-interpret")
+        workers.prepare(COURSE.find("remote_copy"))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and workers.workers.get("tpu-multichip", None) is None:
+            time.sleep(0.05)
+        warmed = workers.workers["tpu-multichip"]
+        while time.monotonic() < deadline and warmed.backend is None:
+            time.sleep(0.05)
+        assert warmed.backend is not None and warmed.alive
+        puzzle = COURSE.find("remote_copy")
+        assert workers.check(puzzle, REPO / "solutions" / puzzle.file).passed
+        assert workers.workers["tpu-multichip"] is warmed and warmed.restarts == 0

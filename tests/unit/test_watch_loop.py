@@ -85,6 +85,7 @@ class FakeChecker:
         self.texts: list[str] = []  # the file each check saw
         self.cancelled: list[int] = []  # indexes into `calls` of checks that were cancelled
         self.verdicts: list[int] = []  # indexes of checks that returned a verdict
+        self.prepared: list[int] = []  # puzzle number of each puzzle the loop said it would check soon
         self._running: int | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -114,6 +115,9 @@ class FakeChecker:
         finally:
             with self._lock:
                 self._running = None
+
+    def prepare(self, puzzle: Puzzle) -> None:
+        self.prepared.append(puzzle.number)
 
     def cancel(self) -> None:
         with self._lock:
@@ -188,6 +192,7 @@ def test_saving_a_correct_solution_advances_to_the_next_puzzle(workspace: Path) 
     assert session.progress.current.number == 2
     assert (workspace / "solutions" / FIRST).read_text() == SOLUTION_1
     assert "solved!" in session.text and "press n to start it" in session.text
+    assert session.checker.prepared == [2], "the next puzzle's checker warms up while the pass is read"
     saved, _ = load_state(Workspace(workspace), COURSE)
     assert saved.current == "constant_add_blocked" and saved.solved == {"constant_add"}
     session.send(KeyEvent("n"))  # the learner is done looking

@@ -26,6 +26,9 @@ class Checker(Protocol):
 
     def check(self, puzzle: Puzzle, file: Path) -> CheckResult: ...
 
+    def prepare(self, puzzle: Puzzle) -> None:
+        """`puzzle` is likely checked next: get ready for it in the background (it may do nothing)."""
+
     def cancel(self) -> None: ...
 
 
@@ -44,6 +47,9 @@ class CachingChecker:
         result = self._checker.check(puzzle, file)
         self._cache.put(key, puzzle, file, result)
         return result
+
+    def prepare(self, puzzle: Puzzle) -> None:
+        self._checker.prepare(puzzle)
 
     def cancel(self) -> None:
         self._checker.cancel()

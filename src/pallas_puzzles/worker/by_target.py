@@ -10,6 +10,7 @@ would otherwise keep one JAX process per target.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from pallas_puzzles.backends import Backend, Mode
@@ -19,6 +20,7 @@ from pallas_puzzles.worker.client import Limits, Worker
 
 KEPT_CHECKERS = 2  # the current chapter's and the one before
 
+
 class WorkersByTarget:
     def __init__(self, requested: str, mode: Mode = Mode.RUN, limits: Limits = Limits()) -> None:
         self.requested = requested
@@ -26,9 +28,14 @@ class WorkersByTarget:
         self.limits = limits
         self.workers: dict[str, Worker] = {}
         self.warning: str | None = None
+        self._starting = threading.Lock()  # one start at a time: the loop's checks and `prepare`'s
 
     def start(self, target: str) -> Backend:
         """The checker for `target`, started now if it is new; returns the backend it resolved."""
+        with self._starting:
+            return self._start(target)
+
+    def _start(self, target: str) -> Backend:
         worker = self.workers.pop(target, None) or Worker(self.requested, self.mode, target, self.limits)
         self.workers[target] = worker  # the most recently used last
         if worker.backend is None:
@@ -47,6 +54,20 @@ class WorkersByTarget:
         idle = [target for target, worker in list(self.workers.items())[:-1] if not worker.busy]
         for target in idle[:max(0, len(self.workers) - KEPT_CHECKERS)]:
             self.workers.pop(target).stop()
+
+    def prepare(self, puzzle: Puzzle) -> None:
+        """Start `puzzle`'s checker in the background if it is not running: the learner is about to
+        check a puzzle of another chapter. A failure to start is left for that check to report."""
+        if puzzle.target in self.workers:
+            return
+
+        def start_quietly() -> None:
+            try:
+                self.start(puzzle.target)
+            except Exception:  # the check that needs this checker says what went wrong
+                pass
+
+        threading.Thread(target=start_quietly, daemon=True, name="watch-prepare").start()
 
     def check(self, puzzle: Puzzle, file: Path) -> CheckResult:
         self.start(puzzle.target)

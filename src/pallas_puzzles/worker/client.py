@@ -159,6 +159,9 @@ class Worker:
         self.warning = reply.warning
         return self.backend
 
+    def prepare(self, puzzle: Puzzle) -> None:
+        """Nothing to get ready: a Worker serves one target, started already (watch.runner.Checker)."""
+
     @property
     def busy(self) -> bool:
         """A check is running (or about to)."""
