@@ -63,11 +63,6 @@ class TpuMultichip(Target):
 
         hooks.recover()
 
-    def between_puzzles(self) -> None:
-        from pallas_puzzles.engine.targets.memory import forget_compiled
-
-        forget_compiled()
-
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
         import jax
 
