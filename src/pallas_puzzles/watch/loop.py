@@ -74,7 +74,6 @@ class WatchLoop:
         # check, no save settling): tests and the benchmark wait on it.
         self.idle = threading.Event()
         self._idle_reported = False
-        self._checker = checker
         self._runner = CheckRunner(checker, events)
         self._debouncer = Debouncer()
         self._running: RunningCheck | None = None
@@ -207,7 +206,7 @@ class WatchLoop:
         if outcome.upcoming is not None:
             self.progress.move_to(outcome.upcoming)
             self._resting = True
-            self._checker.prepare(outcome.upcoming)  # another chapter's checker starts while this is read
+            self._runner.prepare(outcome.upcoming)  # another chapter's checker starts while this is read
         self.screen.success(event.result, running.puzzle, outcome)
 
     def _show_progress_notice(self) -> None:

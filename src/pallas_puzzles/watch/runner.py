@@ -87,6 +87,10 @@ class CheckRunner:
             self._wake.notify()
             return self._last_id
 
+    def prepare(self, puzzle: Puzzle) -> None:
+        """`puzzle` is likely checked next: the checker gets ready for it in the background."""
+        self._checker.prepare(puzzle)
+
     def cancel(self) -> None:
         """Drop the waiting check and stop the running one at once."""
         # The lock is held across checker.cancel() so the thread cannot move on
