@@ -167,7 +167,7 @@ def test_a_watch_session_of_many_saves_does_not_grow_the_checker_for_ever(tmp_pa
             assert worker.check(puzzle, saved).passed
             sizes.append(_anonymous_mib(worker._process.pid))
     assert any(later < earlier for earlier, later in zip(sizes, sizes[1:])), sizes  # let go at least once
-    assert sizes[-1] < MEMORY_CEILING_MIB + 30, sizes
+    assert sizes[-1] < max(MEMORY_CEILING_MIB, sizes[0]) + 30, sizes  # (JAX alone may start above the ceiling)
 
 
 def test_watch_keeps_the_checkers_of_the_last_two_chapters_only():
