@@ -60,3 +60,26 @@ def test_the_time_limit_is_the_puzzles_own_unless_overridden(monkeypatch):
             time_limit(puzzle)
 
 
+
+
+def test_watch_ends_its_checkers_while_one_is_still_starting_in_the_background(monkeypatch):
+    """Quitting right after a pass: the next chapter's checker may still be starting (prepare), and its
+    failed start removes it from the checkers while they are being stopped."""
+    from pallas_puzzles.worker import by_target
+
+    stopped = []
+
+    class Starting:
+        def __init__(self, requested, mode, target, limits) -> None:
+            self.target = target
+
+        def stop(self) -> None:
+            stopped.append(self.target)
+            workers.workers.pop("tpu-multichip", None)  # what the failed background start does meanwhile
+
+    monkeypatch.setattr(by_target, "Worker", Starting)
+    workers = by_target.WorkersByTarget("interpret")
+    workers.workers = {"tpu-interpret": Starting("interpret", None, "tpu-interpret", None),
+                       "tpu-multichip": Starting("interpret", None, "tpu-multichip", None)}
+    workers.stop()
+    assert stopped == ["tpu-interpret", "tpu-multichip"]  # every checker there when quitting began

@@ -78,7 +78,7 @@ class WorkersByTarget:
             worker.cancel()
 
     def stop(self) -> None:
-        for worker in self.workers.values():
+        for worker in list(self.workers.values()):  # a background start may end (and leave) meanwhile
             worker.stop()
 
     def __enter__(self) -> WorkersByTarget:
