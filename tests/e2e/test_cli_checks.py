@@ -326,3 +326,18 @@ def test_what_the_tour_prints_keeps_each_array_row_together_at_80_columns(worksp
         assert row.endswith("]") and len(row.split("[", 1)[1].rstrip("]").split()) == 8, inside[i:i + 2]
         continued = next(line for line in lines[top + 1:] if inside[i + 1] in line)
         assert continued.index(inside[i + 1]) == lines[top + 1 + i].index("[") + 1, (lines[top + 1 + i], continued)
+
+
+def test_a_copy_never_started_is_named_in_the_verdict_and_jaxs_log_line_stays_out(workspace, tmp_path):
+    """JAX logs "AsyncCopyDescriptor was not used" from the checker when the descriptor is collected,
+    after the verdict, straight into the learner's terminal; the verdict already says it, at its line."""
+    from helpers import COURSE, MISTAKES, build_mistake
+
+    mistake = next(m for m in MISTAKES if m.name == "p25_never_copies_back")
+    puzzle = COURSE.find(mistake.puzzle)
+    shutil.copyfile(build_mistake(mistake, tmp_path), workspace / "exercises" / puzzle.file)
+    done = run_cli("verify", puzzle.name, cwd=workspace)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the copy made at line 49 is never started" in " ".join(done.stdout.replace("│", " ").split())
+    assert mistake.line in done.stdout
+    assert "AsyncCopyDescriptor" not in done.stdout + done.stderr
