@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.engine.targets import process
+from pallas_puzzles.engine.targets.memory import CacheRelease
 from pallas_puzzles.engine.targets.pallas_call.fast_path import start_up_out_of_collectors_sight
 from pallas_puzzles.engine.targets.process import Started
 from pallas_puzzles.errors import UserError
@@ -45,6 +46,7 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
         return
 
     previous: str | None = None  # the puzzle checked last
+    release = CacheRelease.from_environment()  # when this process lets go of JAX's caches
     while True:
         try:
             message = channel.recv()
@@ -68,7 +70,7 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
             )
         channel.send(CheckReply(result))
         try:
-            started.target.after_check()
+            release.after_check()  # the reply is on its way: the learner waits for none of this
         except Exception:  # letting go of memory failed: the checker still answers the next check
             pass
 

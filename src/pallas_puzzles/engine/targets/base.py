@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pallas_puzzles.engine.targets.memory import CacheRelease
-
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -58,7 +56,6 @@ class Target:
     # Why it cannot run on a backend missing from `partners`, where that is more than an idiom of the
     # puzzle (a backend name -> a clause; `refusal` says the general sentence for the rest).
     not_run_because: ClassVar[Mapping[str, str]] = {}
-    _release: CacheRelease | None = None  # the process's rule for JAX's caches, made at the first check
 
     @classmethod
     def option_problems(cls, options: Mapping[str, Any]) -> list[str]:
@@ -84,10 +81,3 @@ class Target:
 
     def between_puzzles(self) -> None:
         """The process moves on to another puzzle: drop what only the last one could reuse."""
-
-    def after_check(self) -> None:
-        """A check's reply has been sent (the learner waits for nothing here): let go of JAX's caches
-        once the process has grown past its memory ceiling (engine/targets/memory.py)."""
-        if self._release is None:
-            self._release = CacheRelease.from_environment()
-        self._release.after_check()

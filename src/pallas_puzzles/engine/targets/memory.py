@@ -24,7 +24,8 @@ from pallas_puzzles import environment
 # Anonymous memory (heap, JAX's caches) a checker may reach before it lets go: about 60 MiB once JAX is
 # imported, 85 with Pallas's interpreters, 120 after a dozen TPU puzzles, 250 after the whole course if
 # never cleared; a clear brings 175 back to 115. The JAX libraries' own pages (120-130 MiB) come on top.
-# The whole course in one checker: peak 355 MiB at 150 (jax 0.10.2; 347 on 0.12.0.1), 401 at 200, as fast.
+# Chosen when the caches were cleared only between puzzles: the whole course in one checker peaked at
+# 355 MiB with 150 (jax 0.10.2; 347 on 0.12.0.1) and 401 with 200, as fast.
 MEMORY_CEILING_MIB = 150.0
 # Where a process's memory cannot be read (not Linux): the caches go after this many checks.
 CHECKS_PER_CLEAR = 10
