@@ -216,6 +216,28 @@ def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers: Any, pr
     return np.einsum(spec, lhs.astype(out), rhs.astype(out))
 
 
+def _clamped_starts(operand: np.ndarray, sizes: Sequence[int], starts: Sequence[np.ndarray]) -> Any:
+    """The window XLA's dynamic slices take: each start clamped so the window fits in the operand."""
+    if len(starts) != operand.ndim or any(s.ndim or s.dtype.kind not in "iu" for s in starts):
+        return None
+    begins = [min(max(int(start), 0), dim - size) for start, dim, size in zip(starts, operand.shape, sizes)]
+    return tuple(slice(begin, begin + size) for begin, size in zip(begins, sizes))
+
+
+def _dynamic_slice(operand: np.ndarray, *starts: np.ndarray, slice_sizes: Sequence[int]) -> Any:
+    window = _clamped_starts(operand, slice_sizes, starts)
+    return None if window is None else np.array(operand[window])
+
+
+def _dynamic_update_slice(operand: np.ndarray, update: np.ndarray, *starts: np.ndarray) -> Any:
+    window = _clamped_starts(operand, update.shape, starts)
+    if window is None or update.dtype != operand.dtype:
+        return None
+    out = operand.copy()
+    out[window] = update
+    return out
+
+
 def _clamp(low: np.ndarray, operand: np.ndarray, high: np.ndarray) -> Any:
     if operand.dtype.kind == "f":
         return None  # NaN bounds: leave to lax
@@ -275,6 +297,8 @@ def rules() -> dict[str, Rule]:
         "reshape": lambda x, *, new_sizes, dimensions=None, **_: None if dimensions else np.array(x.reshape(new_sizes)),
         "transpose": lambda x, *, permutation: np.transpose(x, permutation).copy(),
         "pad": _pad,
+        "dynamic_slice": _dynamic_slice,
+        "dynamic_update_slice": _dynamic_update_slice,
         "dot_general": _dot_general,
         "clamp": _clamp,
         "unstack": _unstack,
@@ -283,7 +307,7 @@ def rules() -> dict[str, Rule]:
 
 # Rules that only move values (copies, selects, layouts): XLA keeps a subnormal's bits there too.
 MOVES = frozenset({"broadcast_in_dim", "concatenate", "select_n", "iota", "slice", "squeeze", "reshape",
-                   "transpose", "pad", "unstack"})
+                   "transpose", "pad", "unstack", "dynamic_slice", "dynamic_update_slice"})
 
 
 def rules_by_primitive() -> list[tuple[Any, Rule]]:

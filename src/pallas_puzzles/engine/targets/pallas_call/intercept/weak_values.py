@@ -12,8 +12,9 @@ takes the literals it makes itself. Every other operation still refuses a weak o
 JAX's entry points: its host literal class, TypedNdArray (private: pallas_call/jax_private.py's
 host_literal_class), and jax.core.ShapedArray, its `aval`. The rules below restate the weak-type
 rules of JAX's lax: the standard one (weak when every operand is; the n-ary elementwise
-operations), select_n's (every case operand) and convert_element_type's (its `weak_type`
-parameter); tests/engine/test_host_ops.py checks each against JAX's abstract evaluation.
+operations, and dynamic_update_slice), select_n's (every case operand), dynamic_slice's (its
+operand's) and convert_element_type's (its `weak_type` parameter); tests/engine/test_host_ops.py
+checks each against JAX's abstract evaluation.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ def _every_case(args: Sequence[Any], params: dict[str, Any]) -> bool:
     return all(map(is_weak, args[1:]))  # the predicate does not count
 
 
+def _operand_only(args: Sequence[Any], params: dict[str, Any]) -> bool:
+    return is_weak(args[0])  # the start indices do not count
+
+
 def _as_asked(args: Sequence[Any], params: dict[str, Any]) -> bool:
     return bool(params["weak_type"])
 
@@ -54,6 +59,8 @@ WEAK_RULES: dict[str, WeakRule] = {
     **dict.fromkeys(_STANDARD, _every_operand),
     "select_n": _every_case,
     "convert_element_type": _as_asked,
+    "dynamic_slice": _operand_only,
+    "dynamic_update_slice": _every_operand,
 }
 
 
