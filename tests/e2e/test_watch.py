@@ -160,3 +160,38 @@ def test_watch_stops_a_kernel_over_the_memory_limit_and_carries_on(workspace: Pa
         assert watch.process.wait(timeout=60) == 0
     finally:
         watch.kill()
+
+
+def _two_writes(target: Path, text: str) -> None:
+    """An editor that empties the file, closes it, then writes it again: two finished writes, back to back."""
+    target.write_text("")
+    target.write_text(text)
+
+
+def _rename_onto(target: Path, text: str) -> None:
+    """An atomic save: a temporary file written, then renamed onto the file."""
+    temporary = target.with_name(f".{target.name}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, target)
+
+
+@pytest.mark.slow
+def test_each_way_an_editor_saves_is_checked_once(workspace: Path) -> None:
+    """A save's events arrive as a burst; the burst ends soon after a finished write (close or rename), and a
+    second half of the same save must join it, not stop the check it started and start another."""
+    watch = WatchProcess(workspace)
+    exercise = workspace / "exercises" / FIRST
+    try:
+        assert watch.wait_for("You have not started puzzle 1", timeout=120), watch.text
+        checks = watch.text.count(f"Checking {FIRST}")
+        for number, save in enumerate((_two_writes, _rename_onto, _vim_save, _two_writes), start=1):
+            time.sleep(0.5)
+            save(exercise, SOLUTION_1.replace("+ 10.0", f"+ {10 + number}.0"))  # wrong, and new each time
+            assert watch.wait_for(f"(max abs error {number})", timeout=60), watch.text
+            time.sleep(0.6)  # time for a second check, if the save's second half started one
+            assert watch.text.count(f"Checking {FIRST}") == checks + number, (save.__name__, watch.text)
+        assert "the previous check was stopped" not in watch.text, watch.text
+        watch.type("q")
+        assert watch.process.wait(timeout=60) == 0
+    finally:
+        watch.kill()

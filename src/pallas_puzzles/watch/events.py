@@ -22,8 +22,12 @@ from pallas_puzzles.results import CheckResult
 
 DEBOUNCE_SECONDS = 0.2
 # After an event that can only mean "the write is finished" (the file was closed
-# after writing, or a temp file was renamed onto it) a short quiet time is enough.
-SETTLE_AFTER_COMPLETE_SECONDS = 0.03
+# after writing, or a temp file was renamed onto it) a short quiet time is enough:
+# only a second half of the same save can follow (an editor that empties the file
+# and writes it again), and its first event reached the queue within 0.1 ms of the
+# close when measured (tests/e2e/test_watch.py holds it, with both cores busy too).
+# Every save waits this long: it was 30 ms, a tenth of a GPU puzzle's save-to-verdict.
+SETTLE_AFTER_COMPLETE_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class Debouncer:
     """Collapse an editor's burst of save events into one save of the last file written.
 
     Editors save with bursts (vim: rename, create, write, close). The burst is
-    over after 200 ms of quiet, or 30 ms once an event says the write is
+    over after 200 ms of quiet, or 10 ms once an event says the write is
     finished. Time is passed in, so the loop never sleeps here and tests need
     no real clock.
     """
