@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from pallas_puzzles.engine.targets.pallas_call.intercept import host_moves
 from pallas_puzzles.engine.targets.pallas_call.intercept.weak_values import is_weak
 
 # dtypes numpy computes exactly as XLA's CPU backend does (no bfloat16, float16, float8: XLA widens those)
@@ -153,14 +154,6 @@ def _convert(operand: np.ndarray, *, new_dtype: Any, **_: Any) -> Any:
     return operand.astype(target)
 
 
-def _broadcast_in_dim(operand: np.ndarray, *, shape: Sequence[int], broadcast_dimensions: Sequence[int],
-                      **_: Any) -> Any:
-    expanded = [1] * len(shape)
-    for source, target in enumerate(broadcast_dimensions):
-        expanded[target] = operand.shape[source]
-    return np.array(np.broadcast_to(operand.reshape(expanded), tuple(shape)))
-
-
 def _reduce(function: Callable[..., Any], exact_for_floats: bool = True) -> Rule:
     def rule(operand: np.ndarray, *, axes: Sequence[int], **_: Any) -> Any:
         if operand.size == 0 or (operand.dtype.kind == "f" and not exact_for_floats):
@@ -168,34 +161,6 @@ def _reduce(function: Callable[..., Any], exact_for_floats: bool = True) -> Rule
         return np.asarray(function(operand, axis=tuple(axes))).astype(operand.dtype)
 
     return rule
-
-
-def _select_n(which: np.ndarray, *cases: np.ndarray) -> Any:
-    if len(cases) == 1:
-        return np.array(cases[0])
-    if which.dtype == np.bool_:
-        return np.where(which, cases[1], cases[0])
-    return np.choose(which, cases)
-
-
-def _iota(*, dtype: Any, shape: Sequence[int], dimension: int, **_: Any) -> Any:
-    line = np.arange(shape[dimension], dtype=np.dtype(dtype))
-    expanded = [1] * len(shape)
-    expanded[dimension] = shape[dimension]
-    return np.array(np.broadcast_to(line.reshape(expanded), tuple(shape)))
-
-
-def _slice(operand: np.ndarray, *, start_indices: Sequence[int], limit_indices: Sequence[int],
-           strides: Sequence[int] | None) -> Any:
-    steps = strides or (1,) * len(start_indices)
-    return np.array(operand[tuple(map(slice, start_indices, limit_indices, steps))])
-
-
-def _pad(operand: np.ndarray, padding_value: np.ndarray, *, padding_config: Sequence[tuple[int, int, int]]) -> Any:
-    if any(low < 0 or high < 0 or interior for low, high, interior in padding_config):
-        return None
-    widths = [(low, high) for low, high, _ in padding_config]
-    return np.pad(operand, widths, constant_values=padding_value)
 
 
 def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers: Any, preferred_element_type: Any = None,
@@ -216,36 +181,10 @@ def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers: Any, pr
     return np.einsum(spec, lhs.astype(out), rhs.astype(out))
 
 
-def _clamped_starts(operand: np.ndarray, sizes: Sequence[int], starts: Sequence[np.ndarray]) -> Any:
-    """The window XLA's dynamic slices take: each start clamped so the window fits in the operand."""
-    if len(starts) != operand.ndim or any(s.ndim or s.dtype.kind not in "iu" for s in starts):
-        return None
-    begins = [min(max(int(start), 0), dim - size) for start, dim, size in zip(starts, operand.shape, sizes)]
-    return tuple(slice(begin, begin + size) for begin, size in zip(begins, sizes))
-
-
-def _dynamic_slice(operand: np.ndarray, *starts: np.ndarray, slice_sizes: Sequence[int]) -> Any:
-    window = _clamped_starts(operand, slice_sizes, starts)
-    return None if window is None else np.array(operand[window])
-
-
-def _dynamic_update_slice(operand: np.ndarray, update: np.ndarray, *starts: np.ndarray) -> Any:
-    window = _clamped_starts(operand, update.shape, starts)
-    if window is None or update.dtype != operand.dtype:
-        return None
-    out = operand.copy()
-    out[window] = update
-    return out
-
-
 def _clamp(low: np.ndarray, operand: np.ndarray, high: np.ndarray) -> Any:
     if operand.dtype.kind == "f":
         return None  # NaN bounds: leave to lax
     return np.minimum(np.maximum(operand, low), high)
-
-
-def _unstack(operand: np.ndarray, *, axis: int) -> Any:
-    return [np.array(np.take(operand, i, axis=axis)) for i in range(operand.shape[axis])]
 
 
 def _ints_only(function: Callable[..., Any]) -> Rule:
@@ -283,31 +222,19 @@ def rules() -> dict[str, Rule]:
         "shift_right_logical": lambda a, b: _shift(a, b, "logical"),
         "shift_right_arithmetic": lambda a, b: _shift(a, b, "arithmetic"),
         "convert_element_type": _convert,
-        "broadcast_in_dim": _broadcast_in_dim,
-        "concatenate": lambda *xs, dimension: np.concatenate(xs, axis=dimension),
         "reduce_sum": _reduce(lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype), exact_for_floats=False),
         "reduce_max": _reduce(np.max),
         "reduce_min": _reduce(np.min),
         "reduce_or": _reduce(np.any),
         "reduce_and": _reduce(np.all),
-        "select_n": _select_n,
-        "iota": _iota,
-        "slice": _slice,
-        "squeeze": lambda x, *, dimensions: np.array(np.squeeze(x, axis=tuple(dimensions))),
-        "reshape": lambda x, *, new_sizes, dimensions=None, **_: None if dimensions else np.array(x.reshape(new_sizes)),
-        "transpose": lambda x, *, permutation: np.transpose(x, permutation).copy(),
-        "pad": _pad,
-        "dynamic_slice": _dynamic_slice,
-        "dynamic_update_slice": _dynamic_update_slice,
         "dot_general": _dot_general,
         "clamp": _clamp,
-        "unstack": _unstack,
+        **host_moves.RULES,
     }
 
 
 # Rules that only move values (copies, selects, layouts): XLA keeps a subnormal's bits there too.
-MOVES = frozenset({"broadcast_in_dim", "concatenate", "select_n", "iota", "slice", "squeeze", "reshape",
-                   "transpose", "pad", "unstack", "dynamic_slice", "dynamic_update_slice"})
+MOVES = frozenset(host_moves.RULES)
 
 
 def rules_by_primitive() -> list[tuple[Any, Rule]]:
