@@ -9,12 +9,14 @@
     pp.solution(7)            the reference solution, once pp.check passed it (or with yes=True)
 
 Checks run in this process (no workspace, no worker): JAX is imported on the
-first call, not on `import pallas_puzzles`. Results render as HTML in Jupyter
-and Colab and as rich text in a terminal.
+first call, not on `import pallas_puzzles`, and the checks let go of JAX's caches
+once they have grown the process by engine/targets/memory.py's NOTEBOOK_GROWTH_MIB.
+Results render as HTML in Jupyter and Colab and as rich text in a terminal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,11 +36,13 @@ from pallas_puzzles.results import CaseResult, CheckResult, Finding
 from pallas_puzzles.workspace.progress import Progress
 
 if TYPE_CHECKING:
+    from pallas_puzzles.engine.targets.memory import CacheRelease
     from pallas_puzzles.engine.targets.process import Started
     from pallas_puzzles.perf.gpu_card import GpuCard
 
 Launcher = Callable[..., Any] | str | Path
 _ready: dict[tuple[str, str], Started] = {}
+_release: CacheRelease | None = None  # when this process lets go of what JAX kept of the checks
 
 
 def _started(puzzle: Puzzle, requested: str) -> Started:
@@ -180,6 +184,18 @@ class CheckReport:
 
 
 def _run(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> CheckResult:
+    """The check, then the memory rule: JAX keeps every check's programs, and a re-run cell is new code."""
+    global _release
+    result = _check(puzzle, launcher, backend, fail_fast)
+    from pallas_puzzles.engine.targets.memory import CacheRelease
+
+    _release = _release or CacheRelease.for_notebook()
+    with contextlib.suppress(Exception):  # letting go of memory failed: the verdict stands
+        _release.after_check()
+    return result
+
+
+def _check(puzzle: Puzzle, launcher: Launcher, backend: str, fail_fast: bool) -> CheckResult:
     path = Path(launcher).expanduser() if isinstance(launcher, (str, Path)) else None
     if path is not None and not path.is_file():
         raise UserError(f"There is no file {path} to check.")

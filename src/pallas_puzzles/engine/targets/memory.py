@@ -10,7 +10,9 @@ the learner's memory limit and stop a correct kernel.
 So after every check, once its reply is on its way (the learner waits for nothing), a checker whose
 own memory has passed MEMORY_CEILING_MIB clears JAX's caches and hands the freed heap back to the
 system. Below the ceiling the caches stay: the TPU chapters' small programs are reused from puzzle to
-puzzle. With the fast path off (PALLAS_PUZZLES_FAST=0) they go after every check.
+puzzle. With the fast path off (PALLAS_PUZZLES_FAST=0) they go after every check. The notebook API checks
+in the learner's own process, which grew the same way with every re-run cell: there the ceiling bounds
+what the checks added (NOTEBOOK_GROWTH_MIB since the first check or the last clear).
 Nothing here imports JAX at module level.
 """
 
@@ -27,6 +29,9 @@ from pallas_puzzles import environment
 # Chosen when the caches were cleared only between puzzles: the whole course in one checker peaked at
 # 355 MiB with 150 (jax 0.10.2; 347 on 0.12.0.1) and 401 with 200, as fast.
 MEMORY_CEILING_MIB = 150.0
+# In a notebook the checks run in the learner's own process (notebook/api.py), whose memory is theirs:
+# there the caches go once the checks have added this much since the first check (or the last clear).
+NOTEBOOK_GROWTH_MIB = 150.0
 # Where a process's memory cannot be read (not Linux): the caches go after this many checks.
 CHECKS_PER_CLEAR = 10
 
@@ -65,16 +70,28 @@ def forget_compiled() -> None:
 
 @dataclass
 class CacheRelease:
-    """One checker process's rule: keep JAX's caches while under `ceiling_mib`, else clear them (0: clear
-    after every check), and then trim the heap (`trim`; glibc keeps freed memory otherwise)."""
+    """One process's rule: keep JAX's caches while under `ceiling_mib`, else clear them (0: clear after
+    every check), and then trim the heap (`trim`; glibc keeps freed memory otherwise). `relative`: the
+    ceiling bounds what the checks added since the first check or the last clear, not the whole process."""
 
     ceiling_mib: float = MEMORY_CEILING_MIB
     trim: bool = True
+    relative: bool = False
     checks_kept: int = field(default=0, init=False)  # checks since the caches were last cleared
+    baseline_mib: float | None = field(default=None, init=False)  # where `relative` counts from
 
     @classmethod
     def from_environment(cls) -> CacheRelease:
+        """A checker process's rule (worker/child.py)."""
         return cls(ceiling_mib=0.0, trim=False) if environment.FAST.turned_off() else cls()
+
+    @classmethod
+    def for_notebook(cls) -> CacheRelease:
+        """The rule in a notebook's kernel, the learner's own process (notebook/api.py). A clear there also
+        drops the learner's own compiled functions (JAX recompiles them on their next call)."""
+        if environment.FAST.turned_off():
+            return cls(ceiling_mib=0.0, trim=False, relative=True)
+        return cls(ceiling_mib=NOTEBOOK_GROWTH_MIB, relative=True)
 
     def keeps(self) -> bool:
         """May the caches stay after this check? While the process is under the ceiling; where its
@@ -84,7 +101,9 @@ class CacheRelease:
         used = private_memory_mib()
         if used is None:
             return self.checks_kept < CHECKS_PER_CLEAR
-        return used < self.ceiling_mib
+        if self.relative and self.baseline_mib is None:
+            self.baseline_mib = used
+        return used - (self.baseline_mib or 0.0) < self.ceiling_mib
 
     def after_check(self) -> bool:
         """Called once a check's reply has been sent; True when the caches were cleared."""
@@ -95,4 +114,6 @@ class CacheRelease:
         forget_compiled()
         if self.trim:
             trim_heap()
+        if self.relative:
+            self.baseline_mib = private_memory_mib()
         return True
