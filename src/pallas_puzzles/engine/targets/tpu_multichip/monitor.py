@@ -195,7 +195,9 @@ class Monitor:
 
     def self_copies(self) -> list[SelfCopies]:
         """The first remote copy, when every one went back to its own sender (device_id named this device)."""
-        remote = [info for info in self.copies.values() if info.send_sem is not None]  # local copies have none
+        with self.lock:  # a snapshot: the devices' threads add copies as they run
+            copies = list(self.copies.values())
+        remote = [info for info in copies if info.send_sem is not None]  # local copies have none
         if remote and all(info.source == info.target for info in remote):
             return [SelfCopies(remote[0].source, remote[0].where)]
         return []

@@ -182,7 +182,7 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
             return (order,), m
     if math.isnan(session.poison) and not (looks_unwritten.any() or nan.any()):
         return (), m  # finite wrong numbers while unwritten memory read as NaN: they never touched it
-    if _in_hbm(out.info) and not any(c.writes_hbm is not None for c in out.record.ledger.copies.values()):
+    if _in_hbm(out.info) and not any(c.writes_hbm is not None for c in out.record.ledger.started()):
         # An output left in HBM gets no sentinel (only a copy writes there), and no copy wrote HBM at all.
         m = _never_written(expected, got, m, covered, bad)
         return (_hbm_never_written(name, m.n_bad, copies.idle_copy(session),

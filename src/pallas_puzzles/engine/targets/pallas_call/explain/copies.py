@@ -41,7 +41,7 @@ def never_started(line: SourceLine, devices: int = 0) -> Finding:
 
 def first_overtaken(ledger: Ledger) -> Copy | None:
     """The first copy still in flight after a wait on its semaphore took a newer copy's bytes."""
-    return next((c for c in ledger.copies.values() if c.overtaken_by is not None and not c.landed), None)
+    return next((c for c in ledger.started() if c.overtaken_by is not None and not c.landed), None)
 
 
 def overtaken(late: Copy, learner_file: str, reader: SourceLine | None, reading: bool, detail: str) -> Finding:

@@ -181,7 +181,7 @@ def _with_copies(op: OperandLayout, record: CallRecord, position: int) -> Operan
     buffers = record.ledger.hbm_buffers
     if op.memory_space not in ("any", "hbm") or position >= len(buffers):
         return op
-    mine = [c for c in record.ledger.copies.values() if buffers[position] in (c.reads_hbm, c.writes_hbm)]
+    mine = [c for c in record.ledger.started() if buffers[position] in (c.reads_hbm, c.writes_hbm)]
     where = record.kernel_line or record.call_line
     lines = mine[0].lines(where.file) if mine and where is not None else ()
     return replace(op, copied_bytes=sum(c.bytes for c in mine), copy_count=len(mine),

@@ -20,6 +20,7 @@ checked); dma_watch.install installs them. They only record: a correct kernel co
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ from pallas_puzzles.results import Finding
 from pallas_puzzles.source_line import SourceLine
 
 _HBM_NAMES = ("any", "hbm")
+_starting = threading.Lock()  # the cores of one kernel run on threads of their own
 
 
 def _ledger() -> Ledger | None:
@@ -52,11 +54,12 @@ def _registering(original: Callable[..., Any]) -> Callable[..., Any]:
             return
         hbm_src = _memory_name(self.src_memory_space) in _HBM_NAMES
         hbm_dst = _memory_name(self.dst_memory_space) in _HBM_NAMES
-        ledger.copies[int(self.id)] = Copy(
-            id=int(self.id), order=len(ledger.copies), semaphore=int(self.dst_sem.id),
-            core=int(self.dst_global_core_id), source_info=self.source_info,
-            reads_hbm=int(self.src_buffer_id) if hbm_src else None,
-            writes_hbm=int(self.dst_buffer_id) if hbm_dst else None)
+        with _starting:  # two cores starting copies at once would take the same place in the order
+            ledger.copies[int(self.id)] = Copy(
+                id=int(self.id), order=len(ledger.copies), semaphore=int(self.dst_sem.id),
+                core=int(self.dst_global_core_id), source_info=self.source_info,
+                reads_hbm=int(self.src_buffer_id) if hbm_src else None,
+                writes_hbm=int(self.dst_buffer_id) if hbm_dst else None)
 
     return init
 
@@ -141,11 +144,11 @@ def unwaited_finding(copies: list[Copy], counted: int, learner_file: str,
 def _unwaited(ledger: Ledger, counts: list[tuple[int, int, int]]) -> tuple[list[Copy], int]:
     """Copies whose bytes no wait took: those still pending, then for each semaphore that still
     counts bytes, its latest landed copies that make up the count."""
-    left = [c for c in ledger.copies.values() if not c.landed]
+    left = [c for c in ledger.started() if not c.landed]
     counted = 0
     for semaphore, core, count in counts:
         counted += count
-        landed = sorted((c for c in ledger.copies.values()
+        landed = sorted((c for c in ledger.started()
                          if c.semaphore == semaphore and c.core == core and c.landed), key=lambda c: -c.order)
         total = 0
         for copy in landed:
@@ -159,7 +162,7 @@ def _unwaited(ledger: Ledger, counts: list[tuple[int, int, int]]) -> tuple[list[
 def _short_wait(ledger: Ledger) -> tuple[Any, int, Copy] | None:
     """A wait for fewer bytes than the smallest copy that landed on its semaphore: (its record, its bytes, the copy)."""
     for semaphore, core, wanted, where in ledger.waits:
-        landed = [c for c in ledger.copies.values() if c.semaphore == semaphore and c.core == core and c.bytes]
+        landed = [c for c in ledger.started() if c.semaphore == semaphore and c.core == core and c.bytes]
         smallest = min(landed, key=lambda c: c.bytes, default=None)
         if smallest is not None and wanted < smallest.bytes:
             return where, wanted, smallest

@@ -45,8 +45,14 @@ class Ledger:
     hbm_buffers: list[int] = field(default_factory=list)  # allocation order: inputs, then outputs
     waits: list[tuple[int, int, int, Any]] = field(default_factory=list)  # (semaphore, core, bytes, where), in order
 
+    def started(self) -> list[Copy]:
+        """The copies started so far, in start order. Read it through here, never the dict itself: on
+        several cores another core's thread starts copies while this one reads, and a dict that grows
+        under a Python loop over it fails that loop (list() copies it in one step of the interpreter)."""
+        return list(self.copies.values())
+
     def pending_on(self, semaphore: int, core: int) -> list[Copy]:
-        return [c for c in self.copies.values() if c.semaphore == semaphore and c.core == core and not c.landed]
+        return [c for c in self.started() if c.semaphore == semaphore and c.core == core and not c.landed]
 
 
 @dataclass
