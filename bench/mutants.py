@@ -103,7 +103,8 @@ def status(outcome: Outcome, entries: dict[tuple[str, str], dict[str, str]]) -> 
     return "awaiting" if "awaiting" in entry else "equivalent"
 
 
-def _why(outcome: Outcome) -> str:
+def why(outcome: Outcome) -> str:
+    """What the check said of a mutant it did not pass (its refusal or its headline); empty when it passed."""
     if outcome.refusal is not None:
         return outcome.refusal.sentence
     return headline(outcome.result) if outcome.result is not None and not outcome.result.passed else ""
@@ -142,8 +143,9 @@ def report(outcomes: list[Outcome], entries: dict[tuple[str, str], dict[str, str
     for outcome in outcomes:
         state, mutant = status(outcome, entries), _mutant(outcome)
         if state in ("missed", "error", "caught-but-listed") or verbose:
-            why = f" -> {_why(outcome)}" if _why(outcome) and (state == "error" or verbose) else ""
-            print(f"  {state:17} {outcome.puzzle.name}: {mutant.id} (line {mutant.line}){why}")
+            said = why(outcome)
+            reason = f" -> {said}" if said and (state == "error" or verbose) else ""
+            print(f"  {state:17} {outcome.puzzle.name}: {mutant.id} (line {mutant.line}){reason}")
     return totals
 
 

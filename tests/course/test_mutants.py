@@ -36,7 +36,7 @@ def test_every_mutant_is_caught_or_listed():
     entries = mutants.listed()
     verdicts = mutants.check_all(jobs, workers=0)
     states = {(v.puzzle.name, v.job.mutant.id): mutants.status(v, entries) for v in verdicts}
-    why = {(v.puzzle.name, v.job.mutant.id): mutants._why(v) for v in verdicts}
+    why = {(v.puzzle.name, v.job.mutant.id): mutants.why(v) for v in verdicts}
     assert [key for key, state in states.items() if state == "missed"] == []
     caught = [(*key, why[key]) for key, state in states.items() if state == "caught-but-listed"]
     assert caught == [], "caught now (delete from tests/mutants_equivalent.toml, or say why the verdict changed)"

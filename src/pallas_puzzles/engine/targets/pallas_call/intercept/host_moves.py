@@ -50,7 +50,8 @@ def _pad(operand: np.ndarray, padding_value: np.ndarray, *, padding_config: Sequ
     return np.pad(operand, widths, constant_values=padding_value)
 
 
-def _clamped_starts(operand: np.ndarray, sizes: Sequence[int], starts: Sequence[np.ndarray]) -> Any:
+def _clamped_starts(operand: np.ndarray, sizes: Sequence[int],
+                    starts: Sequence[np.ndarray]) -> tuple[slice, ...] | None:
     """The window XLA's dynamic slices take: each start clamped so the window fits in the operand."""
     if len(starts) != operand.ndim or any(s.ndim or s.dtype.kind not in "iu" for s in starts):
         return None
