@@ -110,3 +110,51 @@ def test_no_device_able_to_go_is_a_deadlock_at_once():
         t.join(timeout=10)
     turns.end()
     assert found == [[2]] and time.monotonic() - started < 5
+
+
+def test_a_blocked_device_whose_semaphore_changed_goes_before_ready_ones_of_lower_priority():
+    """The device of highest priority blocks; the next one signals it and is ready again at once; the
+    signalled device goes first, then the signaller, then the last: priority decides, not readiness."""
+    schedule = Schedule(seed=3)
+    high, middle, low = schedule.order(3)
+    turns = Turns()
+    turns.begin(3, schedule, on_deadlock=lambda done: None)
+    count = [0]
+    log: list[str] = []
+
+    def waiter() -> None:
+        turns.take(high)
+        while count[0] == 0:
+            turns.block(high, lambda: count[0])
+        log.append("high went on")
+        turns.give(high)
+        turns.finish(high)
+
+    def signaller() -> None:
+        turns.take(middle)
+        count[0] += 1
+        log.append("middle signalled")
+        turns.give(middle)
+        turns.take(middle)
+        log.append("middle again")
+        turns.give(middle)
+        turns.finish(middle)
+
+    def bystander() -> None:
+        turns.take(low)
+        log.append("low")
+        turns.give(low)
+        turns.finish(low)
+
+    threads = [threading.Thread(target=f) for f in (bystander, signaller, waiter)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    turns.end()
+    assert log == ["middle signalled", "high went on", "middle again", "low"]
+
+
+def test_the_priority_order_turns_round_when_reversed():
+    forward, backward = Schedule(seed=5).order(6), Schedule(seed=5, reverse=True).order(6)
+    assert sorted(forward) == list(range(6)) and backward == forward[::-1]

@@ -37,10 +37,10 @@ class Schedule:
     seed: int
     reverse: bool = False
 
-    def player(self, devices: int) -> Callable[[list[int]], int]:
-        order = random.Random(self.seed).sample(range(devices), devices)  # order[0] has the highest priority
-        rank = {device: (-at if self.reverse else at) for at, device in enumerate(order)}
-        return lambda candidates: min(candidates, key=rank.__getitem__)
+    def order(self, devices: int) -> tuple[int, ...]:
+        """The devices from the highest priority to the lowest."""
+        order = random.Random(self.seed).sample(range(devices), devices)
+        return tuple(reversed(order)) if self.reverse else tuple(order)
 
 
 class Turns:
@@ -60,7 +60,7 @@ class Turns:
         self.granted: int | None = None
         self.opened = False
         self.steps = 0
-        self._pick = schedule.player(max(devices, 1))
+        self._order = schedule.order(devices)
         self._on_deadlock = on_deadlock
 
     def begin(self, devices: int, schedule: Schedule, on_deadlock: Callable[[list[int]], None]) -> None:
@@ -156,15 +156,18 @@ class Turns:
             self.state[device] = HOLDING
 
     def _decide(self) -> None:
-        """Give the turn, once no device is between two callbacks (called with the lock held)."""
+        """Give the turn, once no device is between two callbacks (called with the lock held): to the first
+        device in priority order that can go. A blocked device's semaphore is looked at only when no device
+        before it is ready: it is the scheduler's commonest question, asked at every turn."""
         if self.granted is not None or self.opened or RUNNING in self.state.values():
             return
-        candidates = [d for d, s in self.state.items() if s == READY or (s == BLOCKED and self.waits[d]())]
-        if candidates:
-            self.granted = self._pick(candidates)
-            self.steps += 1
-            self.wake[self.granted].notify_all()
-            return
+        for device in self._order:
+            state = self.state[device]
+            if state == READY or (state == BLOCKED and self.waits[device]()):
+                self.granted = device
+                self.steps += 1
+                self.wake[device].notify_all()
+                return
         if BLOCKED in self.state.values() and BARRIER not in self.state.values():
             self.opened = True
             self._on_deadlock([d for d, s in self.state.items() if s == DONE])
