@@ -308,7 +308,7 @@ def main() -> None:
         first, *latencies = save_to_verdict(max(args.saves, 2), args.puzzle)
         print(bytecode)
         # The worker was warmed with the stub, which fails before any kernel runs: the first save is the
-        # first kernel this worker checks (its one-off costs), shown apart so the p90 is of saves like it.
+        # first kernel this worker checks (its one-off costs): shown apart, the median and p90 are of the rest.
         print(f"save-to-verdict, {args.puzzle} ({len(latencies)} saves after a first of {first:.2f} s, "
               f"load {load:.2f} -> {os.getloadavg()[0]:.2f}): "
               f"median {statistics.median(latencies):.2f} s   p90 {p90(latencies):.2f} s")
