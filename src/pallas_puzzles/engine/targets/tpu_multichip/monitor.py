@@ -133,6 +133,12 @@ class Monitor:
         with self.lock:
             self.copies[dma_id] = info
 
+    def copies_made(self) -> list[tuple[int, CopyInfo]]:
+        """(copy id, what it is) of every copy made so far. Read them through here: the devices' threads
+        add copies as they run, and a dict that grows under a Python loop over it fails that loop."""
+        with self.lock:
+            return list(self.copies.items())
+
     def copy_read(self, dma_id: int, nbytes: int) -> None:
         """A copy has read its source: count its bytes once, against both devices."""
         with self.lock:
@@ -146,8 +152,7 @@ class Monitor:
 
     def role(self, sem_id: int) -> str:
         """How the copies seen so far use a semaphore: "receive", "send", or "" when none does."""
-        with self.lock:
-            copies = list(self.copies.values())
+        copies = [info for _, info in self.copies_made()]
         if any(c.recv_sem == sem_id for c in copies):
             return "receive"
         return "send" if any(c.send_sem == sem_id for c in copies) else ""
@@ -195,9 +200,7 @@ class Monitor:
 
     def self_copies(self) -> list[SelfCopies]:
         """The first remote copy, when every one went back to its own sender (device_id named this device)."""
-        with self.lock:  # a snapshot: the devices' threads add copies as they run
-            copies = list(self.copies.values())
-        remote = [info for info in copies if info.send_sem is not None]  # local copies have none
+        remote = [info for _, info in self.copies_made() if info.send_sem is not None]  # local copies have none
         if remote and all(info.source == info.target for info in remote):
             return [SelfCopies(remote[0].source, remote[0].where)]
         return []

@@ -53,9 +53,7 @@ def _leftover(memory: Any, sid: int, device: int, count: int) -> Leftover:
     """A count left on semaphore `sid` of `device`, with the lines that raised it."""
     if sid in memory.fixed_id_sem:
         return Leftover(device, "barrier", count, tuple(MONITOR.signals.get((device, sid), ())))
-    with MONITOR.lock:  # a snapshot: the devices' threads add copies as they run
-        copies = list(MONITOR.copies.items())
-    raising = [(dma_id, info) for dma_id, info in copies
+    raising = [(dma_id, info) for dma_id, info in MONITOR.copies_made()
                if (info.target == device and info.recv_sem == sid) or (info.source == device and info.send_sem == sid)]
     if raising:
         return Leftover(device, "dma", count, tuple(info.where for _, info in raising),
