@@ -50,7 +50,7 @@ def _pad(operand: np.ndarray, padding_value: np.ndarray, *, padding_config: Sequ
     return np.pad(operand, widths, constant_values=padding_value)
 
 
-def _clamped_starts(operand: np.ndarray, sizes: Sequence[int],
+def _clamped_window(operand: np.ndarray, sizes: Sequence[int],
                     starts: Sequence[np.ndarray]) -> tuple[slice, ...] | None:
     """The window XLA's dynamic slices take: each start clamped so the window fits in the operand."""
     if len(starts) != operand.ndim or any(s.ndim or s.dtype.kind not in "iu" for s in starts):
@@ -60,12 +60,12 @@ def _clamped_starts(operand: np.ndarray, sizes: Sequence[int],
 
 
 def _dynamic_slice(operand: np.ndarray, *starts: np.ndarray, slice_sizes: Sequence[int]) -> Any:
-    window = _clamped_starts(operand, slice_sizes, starts)
+    window = _clamped_window(operand, slice_sizes, starts)
     return None if window is None else np.array(operand[window])
 
 
 def _dynamic_update_slice(operand: np.ndarray, update: np.ndarray, *starts: np.ndarray) -> Any:
-    window = _clamped_starts(operand, update.shape, starts)
+    window = _clamped_window(operand, update.shape, starts)
     if window is None or update.dtype != operand.dtype:
         return None
     out = operand.copy()
