@@ -128,3 +128,48 @@ def test_the_wait_may_come_at_the_next_grid_step_inside_a_branch():
     late.op("cond", Var("pred"), late.buf, params={"branches": (branch,)})
     start = late.start()
     assert late.idle() == {id(start.source_info): wait.source_info}
+
+
+@dataclass(eq=False)
+class Literal:
+    """A jaxpr Literal: a constant operand, with a value and no hash (jnp's % passes its divisor as one)."""
+
+    val: Any
+
+    def __hash__(self) -> int:
+        raise TypeError("unhashable type: 'Literal'")
+
+
+def test_a_constant_operand_of_a_branch_or_call_is_read_without_hashing_it():
+    k = Kernel()
+    inner = Kernel()
+    inner.o = Var("inner o")
+    inner.store(inner.op("rem", Var("me"), Var("n")))
+    k.op("pjit", Literal(1), k.o, params={"jaxpr": Jaxpr([Var("one"), inner.o], [], inner.eqns)})
+    k.start()
+    k.store(k.product())
+    k.wait()
+    assert k.idle() == {}
+
+
+def test_a_product_moved_into_the_output_through_scratch_after_the_wait_overlaps():
+    k = Kernel()
+    acc = Var("acc")
+    k.start()
+    k.op("swap", acc, k.product())  # the product into a VMEM scratch while the copy flies
+    k.wait()
+    k.store(k.op("get", acc))  # moved into the output afterwards
+    assert k.idle() == {}
+
+
+def test_a_scratch_product_moved_out_inside_a_branch_overlaps():
+    k = Kernel()
+    acc = Var("acc")
+    k.start()
+    k.op("swap", acc, k.product())
+    k.wait()
+    branch = Kernel()
+    inner_acc, branch.o = Var("inner acc"), Var("inner o")
+    branch.store(branch.op("get", inner_acc))
+    k.op("cond", Var("pred"), acc, k.o, params={"branches": (Jaxpr([inner_acc, branch.o], [], branch.eqns),)})
+    assert k.idle() == {}

@@ -3,8 +3,9 @@
 The interpreter has no clock: what a TPU overlaps is what the kernel's program puts between a
 copy's start and the wait for it. "Computing" means a product that reaches the output: a
 `dot_general` (or a multiplication of two values read from memory) whose result is stored,
-then or later, into one of the kernel's outputs. A store of zeros or of a copied block between
-the start and the wait is not compute; a product computed before the wait and stored after it is.
+then or later, into one of the kernel's outputs, directly or through a scratch buffer. A store of
+zeros or of a copied block between the start and the wait is not compute; a product computed
+before the wait and stored after it is.
 
 Program order is the jaxpr's: both branches of a `pl.when` count where the `cond` stands, a
 loop body once, and the kernel body repeats at the next grid step, so the wait for a copy
@@ -40,30 +41,48 @@ def _tail(outer: Sequence[Any], inner: Sequence[Any]) -> list[tuple[Any, Any]]:
     return list(zip(outer[len(outer) - n:], inner[len(inner) - n:]))
 
 
-class _Flow:
-    """Which values derive from memory reads, from which products, and which products reach an output."""
+def _literal(var: Any) -> bool:
+    return hasattr(var, "val")  # a jaxpr Literal (a constant operand): it has a value, and no hash
 
-    def __init__(self) -> None:
+
+class _Flow:
+    """Which values derive from memory reads, from which products, and which products reach an output.
+
+    A product may reach the output through a scratch buffer (stored there while the copy flies, copied
+    into the output after the wait): what a ref holds is followed too, by the kernel-level ref it is."""
+
+    def __init__(self, outputs: Sequence[Any]) -> None:
         self.data: set[Any] = set()  # variables computed from loaded values
         self.made_by: dict[Any, frozenset[int]] = {}  # variable -> the products it derives from
         self.useful: set[int] = set()  # products stored into an output
+        self.outputs = set(outputs)
+        self.ref_of: dict[Any, Any] = {}  # a ref inside a branch or loop -> the ref it is outside
+        self.holds: dict[Any, frozenset[int]] = {}  # a ref -> the products stored into it so far
 
     def of(self, var: Any) -> frozenset[int]:
-        return _EMPTY if hasattr(var, "val") else self.made_by.get(var, _EMPTY)  # a Literal has .val
+        return _EMPTY if _literal(var) else self.made_by.get(var, _EMPTY)
 
     def is_data(self, var: Any) -> bool:
-        return not hasattr(var, "val") and var in self.data
+        return not _literal(var) and var in self.data
 
-    def walk(self, jaxpr: Any, outputs: set[Any]) -> None:
+    def _ref(self, var: Any) -> Any:
+        return self.ref_of.get(var, var)
+
+    def walk(self, jaxpr: Any) -> None:
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
             made = frozenset().union(*(self.of(v) for v in eqn.invars))
             subs = _sub_jaxprs(eqn)
             if subs:
-                self._enter(eqn, subs, outputs)
+                self._enter(eqn, subs)
                 continue
-            if name == "swap" and eqn.invars[0] in outputs:
-                self.useful |= self.of(eqn.invars[1])
+            if name == "swap":
+                ref = self._ref(eqn.invars[0])
+                self.holds[ref] = self.holds.get(ref, _EMPTY) | self.of(eqn.invars[1])
+                if ref in self.outputs:
+                    self.useful |= self.of(eqn.invars[1])
+            if name == "get":
+                made = made | self.holds.get(self._ref(eqn.invars[0]), _EMPTY)
             if is_product(eqn, self.is_data):
                 made = made | {id(eqn)}
             for out in eqn.outvars:
@@ -71,17 +90,16 @@ class _Flow:
                 if name == "get" or any(self.is_data(v) for v in eqn.invars):
                     self.data.add(out)
 
-    def _enter(self, eqn: Any, subs: list[Any], outputs: set[Any]) -> None:
+    def _enter(self, eqn: Any, subs: list[Any]) -> None:
         for _ in range(2):  # twice: what a loop carries into its next iteration
             for sub in subs:
-                inner_outputs = set()
                 for outer, inner in _tail(eqn.invars, sub.invars):
                     self.made_by[inner] = self.of(outer)
                     if self.is_data(outer):
                         self.data.add(inner)
-                    if outer in outputs:
-                        inner_outputs.add(inner)
-                self.walk(sub, outputs | inner_outputs)
+                    if not _literal(outer):
+                        self.ref_of[inner] = self._ref(outer)
+                self.walk(sub)
                 for outer, inner in _tail(eqn.outvars, sub.outvars):
                     self.made_by[outer] = self.made_by.get(outer, _EMPTY) | self.of(inner)
                     if self.is_data(inner):
@@ -113,8 +131,9 @@ def idle_copies(jaxpr: Any, outputs: Sequence[Any]) -> dict[int, Any]:
     """For each copy start with no product into an output before the next wait (the kernel repeating
     at the next grid step), that wait's record of its line, keyed by id() of the start's record.
     `outputs` are the kernel jaxpr's variables for its output refs."""
-    flow = _Flow()
-    flow.walk(jaxpr, set(outputs))
+    flow = _Flow(outputs)
+    flow.walk(jaxpr)
+    flow.walk(jaxpr)  # twice: the kernel repeats at the next grid step, with what its buffers hold
     order = list(_in_order(jaxpr))
     idle: dict[int, Any] = {}
     for at, (kind, eqn) in enumerate(order):
