@@ -49,8 +49,9 @@ GPU_INTERPRETER = "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"
 TPU_PRIMITIVES = "jax._src.pallas.mosaic.primitives"  # make_async_copy's descriptor
 
 NAMES = PrivateNames("pallas_call", CHECKED_ON, (
-    # eager.py: interpreting op by op, callbacks called directly, MLIR contexts reused
-    *names(INTERPRETER, "interpret_pallas_call"),
+    # eager.py: interpreting op by op, callbacks called directly, MLIR contexts reused;
+    # intercept/smem_scalars.py reads each kernel's jaxpr on its way into the interpreter
+    *names(INTERPRETER, "interpret_pallas_call", use="patched"),
     *names(PALLAS_CALL, "pallas_call_p.impl", use="patched"),
     *names(CALLBACK, "io_callback_p.impl", use="patched"),
     *names(CALLBACK, "logger"),

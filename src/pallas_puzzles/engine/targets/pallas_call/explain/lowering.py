@@ -32,6 +32,10 @@ TPU_MEANINGS: tuple[tuple[str, str], ...] = (
     (r"buffering are supported|Lookahead is not supported",
      "A pallas_call pipelines each blocked operand with one buffer (pl.Buffered(1)) or two (the default); "
      "more buffers, or a lookahead, only an inner pltpu.emit_pipeline offers."),
+    (r"Can only (load|store) scalars",
+     "SMEM holds the scalar core's numbers: Mosaic reads and writes it one element at a time. Index "
+     "single elements (ref[0], ref[i]) and build any vector from them, e.g. jnp.stack([ref[0], ref[1]]), "
+     "or keep the array in VMEM."),
     (r"Unimplemented primitive",
      "This operation has no Mosaic TPU lowering; express it with supported operations (for example a "
      "cumulative sum as a matmul with a triangular matrix)."),

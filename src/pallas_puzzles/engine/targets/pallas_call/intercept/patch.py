@@ -23,6 +23,7 @@ from pallas_puzzles.engine.targets.pallas_call.intercept import (
     negative_indices,
     poison,
     sentinel,
+    smem_scalars,
     stand_ins,
     static_slices,
     tpu_blocks,
@@ -95,6 +96,7 @@ def install() -> None:
     static_slices.install()
     negative_indices.install()
     grid_order.install()
+    smem_scalars.install()
 
 
 def reset_interpreter() -> None:
