@@ -133,6 +133,13 @@ class Puzzle:
         return self.supports(backends.TPU) and not self.supports(backends.GPU)
 
     @property
+    def revisits_allowed(self) -> bool:
+        """May consecutive grid steps write one output block when the kernel declares no dimension_semantics?
+        Where the puzzle is a reduction over its grid (sequential_grid), and where a TPU is its only
+        hardware: Pallas TPU runs an undeclared axis in order ("arbitrary"); a GPU runs every step at once."""
+        return self.sequential_grid or self.tpu_only
+
+    @property
     def limit_seconds(self) -> float:
         """How long a check may run before it is stopped (PALLAS_PUZZLES_TIME_LIMIT overrides)."""
         if self.time_limit:

@@ -35,7 +35,7 @@ def new_session(case: Case) -> StrictSession:
     backwards); what unwritten memory holds is set from the case's inputs when it runs."""
     puzzle = case.puzzle
     return StrictSession(backend=case.backend, learner_file=str(case.learner_file),
-                         allow_revisits=puzzle.sequential_grid, cores=puzzle.cores,
+                         allow_revisits=puzzle.revisits_allowed, cores=puzzle.cores,
                          detect_races=puzzle.detect_races, seed=case.index,
                          reverse_parallel=case.index == 0, dma_mode=dma_watch.mode_for_case(case.index),
                          dma_oldest_first=dma_watch.oldest_first_for_case(case.index),

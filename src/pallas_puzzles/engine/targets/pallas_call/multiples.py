@@ -41,7 +41,7 @@ def check(puzzle: Puzzle, entry: Any, learner_file: Path, backend: Backend) -> C
     if sizes is None or not backend.interprets:  # a device runs the TPU cases themselves
         return None
     started = time.perf_counter()
-    session = StrictSession(backend=backend, learner_file=str(learner_file), allow_revisits=puzzle.sequential_grid,
+    session = StrictSession(backend=backend, learner_file=str(learner_file), allow_revisits=puzzle.revisits_allowed,
                             cores=puzzle.cores, run_kernels=False)
     inputs = specs.make_inputs(puzzle, sizes, 0)
     try:
