@@ -109,6 +109,7 @@ class FindingKind(Enum):
     NOT_ON_CPU = "not-on-cpu"
     BLACKWELL_ON_HOPPER = "blackwell-on-hopper"
     MULTICAST_MASK = "multicast-mask"
+    MULTICAST_WINDOW = "multicast-window"
     SMEM_INDEX_NEGATIVE = "smem-index-negative"
 
     @property

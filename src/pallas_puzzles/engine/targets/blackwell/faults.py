@@ -15,6 +15,7 @@ import linecache
 import re
 
 from pallas_puzzles.engine.targets.blackwell import multicast
+from pallas_puzzles.engine.targets.blackwell.multicast_windows import DifferingWindows
 from pallas_puzzles.engine.targets.mosaic_gpu.record import Access, BarrierStall, RaceFound
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -166,3 +167,15 @@ def capacity_finding(finding: Finding) -> Finding | None:
         f"The kernel's TMEM allocations need {match.group(1)} columns; a Blackwell SM has {match.group(2)} "
         "(128 lanes x 512 columns of 32 bits): use narrower accumulator tiles or fewer TMEM buffers."),
         where=finding.where)
+
+
+def multicast_window_finding(differing: DifferingWindows) -> Finding:
+    """A multicast copy whose source window is not the same in every block of the cluster."""
+    first, second = differing.blocks
+    return Finding(FindingKind.MULTICAST_WINDOW, (
+        f"The multicast copy at {_at(differing.line)} reads a different source window in block {first} of the "
+        f"cluster than in block {second}. A multicast sends one tile to every block of the cluster, each block "
+        "loading a share of it from its own window, so on a GPU each block's SMEM would hold a patchwork of "
+        "both windows (the interpreter copies each block's whole window, so the numbers come out right here). "
+        "Multicast only the tile every block needs whole; copy what differs per block without collective_axes."),
+        where=_where(differing.line))

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pallas_puzzles.engine.targets.blackwell import jax_private
+from pallas_puzzles.engine.targets.blackwell import jax_private, multicast_windows
 from pallas_puzzles.engine.targets.mosaic_gpu import interpreter
 from pallas_puzzles.engine.targets.mosaic_gpu.record import active
 from pallas_puzzles.source_line import SourceLine
@@ -39,6 +39,7 @@ seen = Seen()
 
 
 def forget() -> None:
+    multicast_windows.forget()
     with seen.lock:
         seen.failure = None
         seen.written.clear()
@@ -125,4 +126,5 @@ def install() -> None:
     callbacks.async_load_tmem = _watch_load(callbacks.async_load_tmem)
     memory = jax_private.gpu_shared_memory().GPUSharedMemory
     memory.set_failed = _keep_failure(memory.set_failed)
+    multicast_windows.install()
     _installed = True

@@ -55,10 +55,15 @@ class BlackwellTarget(MosaicGpuTarget):
         return lints.RULES
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
-        from pallas_puzzles.engine.targets.blackwell import hooks
+        from pallas_puzzles.engine.targets.blackwell import faults, hooks, multicast_windows
 
         hooks.forget()
         result = super().run_case(case, entry)
+        differing = multicast_windows.watch.differing
+        numbers_only = result.mismatch is not None and all(f.kind.is_mismatch for f in result.findings)
+        if differing is not None and (result.passed or numbers_only):
+            return dataclasses.replace(result, passed=False, findings=(faults.multicast_window_finding(differing),),
+                                       mismatch=None, performance=None, gpu_card=None)
         if result.passed:
             return result
         finding = _reworded(result, hooks.seen)

@@ -1,0 +1,129 @@
+"""A multicast copy must read the same tile in every block of its cluster.
+
+With `collective_axes`, plgpu.copy_gmem_to_smem multicasts: Mosaic splits the tile into one share per
+block of the cluster, each block loads its share from *its own* source window and sends it to every
+block's SMEM. When the window depends on the block's place in the cluster (`cols` built from
+`axis_index("c")`), each block ends up with a patchwork of the blocks' windows. JAX's GPU interpreter
+has every block copy its own whole window, so such a kernel gets the right numbers here; this module
+compares, at each multicast copy, the windows the blocks of one cluster ask for, and keeps the first
+copy whose windows differ.
+
+Private API (blackwell/jax_private.py, with the versions checked): the GPU interpreter's
+JaxprInterpreter._interpret_copy_gmem_to_smem_p, which sees each copy's `collective_axes` while the
+kernel is traced, and its copy_gmem_to_smem callback, which sees each block's window as it runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pallas_puzzles.engine.targets.blackwell import jax_private
+from pallas_puzzles.engine.targets.mosaic_gpu import interpreter
+from pallas_puzzles.engine.targets.mosaic_gpu.record import active
+from pallas_puzzles.source_line import SourceLine
+
+
+@dataclass(frozen=True)
+class DifferingWindows:
+    """The first multicast copy whose source window differed between two blocks of one cluster."""
+
+    line: SourceLine | None
+    blocks: tuple[tuple[int, ...], tuple[int, ...]]  # the two blocks' places in the cluster
+
+
+@dataclass
+class _Watch:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # id(source_info) of a multicast copy -> (that source_info, kept so the id stays its own; which of the
+    # cluster's axes the copy is collective over, in block_coords order)
+    sites: dict[int, tuple[Any, tuple[bool, ...]]] = field(default_factory=dict)
+    issued: dict[tuple[Any, ...], int] = field(default_factory=dict)  # copies issued per block and site
+    windows: dict[tuple[Any, ...], dict[tuple[int, ...], Any]] = field(default_factory=dict)
+    differing: DifferingWindows | None = None
+
+
+watch = _Watch()
+
+
+def forget() -> None:
+    """Before each case: its kernels are traced afresh."""
+    with watch.lock:
+        watch.sites.clear()
+        watch.issued.clear()
+        watch.windows.clear()
+        watch.differing = None
+
+
+def _window(src: Any, transforms: Any) -> tuple[Any, ...]:
+    """A copy's source, comparable between blocks: the GMEM buffer and every index of its window."""
+    import jax
+    import numpy as np
+
+    leaves, tree = jax.tree.flatten(transforms)
+    return np.asarray(src).tobytes(), str(tree), tuple(np.asarray(leaf).tolist() for leaf in leaves)
+
+
+def _note(kwargs: dict[str, Any]) -> None:
+    source_info = kwargs.get("source_info")
+    site = watch.sites.get(id(source_info))
+    location = kwargs.get("mesh_location")
+    if site is None or location is None:
+        return
+    collective = site[1]
+    block = tuple(location.block_coords)
+    others = tuple(c for c, shared in zip(block, collective) if not shared)
+    window = _window(kwargs.get("src_allocation_key_as_array"), kwargs.get("src_transforms"))
+    cluster = (tuple(location.device_coords), tuple(location.cluster_coords))
+    with watch.lock:
+        mine = (*cluster, block, location.thread_id, id(source_info))
+        issue = watch.issued.get(mine, 0)
+        watch.issued[mine] = issue + 1
+        group = watch.windows.setdefault((*cluster, others, id(source_info), issue), {})
+        group[block] = window
+        if watch.differing is None:
+            other = next((b for b, w in group.items() if w != window), None)
+            if other is not None:
+                watch.differing = DifferingWindows(interpreter.line_of(source_info), (other, block))
+
+
+def _watch_copy(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def copy_gmem_to_smem(*args: Any, **kwargs: Any) -> Any:
+        if active.record is not None and watch.sites:
+            _note(kwargs)
+        return original(*args, **kwargs)
+
+    return copy_gmem_to_smem
+
+
+def _watch_trace(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def _interpret_copy_gmem_to_smem_p(self: Any, eqn: Any, *args: Any, **kwargs: Any) -> Any:
+        axes = eqn.params.get("collective_axes") or ()
+        if axes and active.record is not None:
+            names = tuple(getattr(self.mesh, "cluster_names", None) or ())
+            collective = tuple(name in axes for name in names) if names else (True,)
+            with watch.lock:
+                watch.sites[id(eqn.source_info)] = (eqn.source_info, collective)
+        return original(self, eqn, *args, **kwargs)
+
+    return _interpret_copy_gmem_to_smem_p
+
+
+_installed = False
+
+
+def install() -> None:
+    """Once per process, after the Mosaic GPU target's hooks."""
+    global _installed
+    if _installed:
+        return
+    interpreter_class = jax_private.gpu_jaxpr_interpreter()
+    interpreter_class._interpret_copy_gmem_to_smem_p = _watch_trace(interpreter_class._interpret_copy_gmem_to_smem_p)
+    callbacks = jax_private.gpu_callbacks()
+    callbacks.copy_gmem_to_smem = _watch_copy(callbacks.copy_gmem_to_smem)
+    _installed = True
