@@ -70,6 +70,7 @@ class FindingKind(Enum):
     DEVICE_ID = "device-id"
     COLLECTIVE_ID = "collective-id"
     NO_OVERLAP = "no-overlap"
+    BOTH_WAYS = "both-ways"
     # The Mosaic GPU chapter (issue 20): barriers, TMA copies and shared memory, rules of the hardware.
     BARRIER_STALL = "barrier-stall"
     BARRIER_PHASE = "barrier-phase"

@@ -25,7 +25,9 @@ from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     Leftover,
     LostCopy,
     NoOverlap,
+    OneWay,
     Race,
+    TakingTurns,
     Wait,
 )
 from pallas_puzzles.findings import FindingKind
@@ -83,6 +85,33 @@ def test_a_send_that_ran_is_reported_when_its_start_flies_idle():
     monitor.event(log, 1, "send", busy_start)
     monitor.event(log, 1, "send", idle_start)
     assert monitor.no_overlap() == [NoOverlap(1, idle_start, "its wait", 0)]
+
+
+def _ring(devices: int, sends: dict[int, list[int]], events: dict[int, list[str]]) -> Monitor:
+    """A monitor after a run: each device's remote copies (their targets) and its sends and waits, in order."""
+    monitor = Monitor()
+    monitor.start()
+    log = monitor.kernel(memory=object(), devices=devices)
+    copy = 0
+    for device, targets in sends.items():
+        for target in targets:
+            monitor.copy_made(copy, CopyInfo(device, target, f"copy {copy}", send_sem=1, recv_sem=2))
+            copy += 1
+    for device, kinds in events.items():
+        for i, kind in enumerate(kinds):
+            monitor.event(log, device, kind, f"{kind} {i}")
+    return monitor
+
+
+def test_two_rings_run_both_ways_at_once():
+    both = {d: [(d + 1) % 5, (d - 1) % 5] for d in range(5)}
+    assert _ring(5, both, {d: ["send", "send", "wait", "wait"] for d in range(5)}).both_ways(5) == []
+    one_way = {d: [(d + 1) % 5, (d + 1) % 5] for d in range(5)}
+    assert _ring(5, one_way, {0: ["send", "send"]}).both_ways(5) == [OneWay(0, 1, "copy 0")]
+    # Two devices: left and right are one neighbour, so only taking turns can be told.
+    assert _ring(2, {0: [1, 1], 1: [0, 0]}, {0: ["send", "send", "wait"]}).both_ways(2) == []
+    turns = _ring(5, both, {d: ["send", "wait", "wait", "send", "wait", "wait"] for d in range(5)})
+    assert turns.both_ways(5) == [TakingTurns(0, "send 0", "wait 1", 0)]
 
 
 def test_options_are_checked_before_any_checker_starts():

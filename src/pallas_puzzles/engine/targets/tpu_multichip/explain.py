@@ -22,8 +22,10 @@ from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     LostCopy,
     NoCollectiveId,
     NoOverlap,
+    OneWay,
     Race,
     SelfCopies,
+    TakingTurns,
 )
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
@@ -184,6 +186,22 @@ class Explainer:
                        f"{self.dev(p.device).capitalize()} waits{_at(wait)} for the copy it started"
                        f"{_at(start)} before computing any product for its output: the copy does not overlap "
                        f"the compute.",
+                       where=self.lines(p.wait, p.start), device=p.device, devices=self.devices)
+
+    def _OneWay(self, p: OneWay) -> Finding:
+        line = self.line(p.where)
+        return Finding(FindingKind.BOTH_WAYS,
+                       f"{self.dev(p.device).capitalize()} sends every copy to device {p.target} (the copy started"
+                       f"{_at(line)}): both rings go the same way round, so the links the other way carry nothing. "
+                       "Send one ring to the right neighbour and the other to the left.",
+                       where=self.lines(p.where), device=p.device, devices=self.devices)
+
+    def _TakingTurns(self, p: TakingTurns) -> Finding:
+        start, wait = self.line(p.start), self.line(p.wait)
+        return Finding(FindingKind.BOTH_WAYS,
+                       f"{self.dev(p.device).capitalize()} waits{_at(wait)} for the copy it started{_at(start)} "
+                       "before it starts the other ring's copy, and so does every device: the two rings take "
+                       "turns instead of running at once. Start both copies, then wait for both.",
                        where=self.lines(p.wait, p.start), device=p.device, devices=self.devices)
 
     def _Race(self, p: Race) -> Finding:

@@ -82,6 +82,7 @@ def _hook_copies(ipc: Any) -> None:
             with _waiting(int(device_id), int(sem_id), int(size), source_info, "dma"):
                 out = dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
             MONITOR.dma_waited(int(device_id), int(sem_id), int(size), source_info)
+            MONITOR.event(live[1], int(device_id), "wait", source_info)
             return out
         return dma_wait(token, device_id, core, sem_id, size, source_info=source_info)
 

@@ -9,7 +9,10 @@ one run and turns broken rules into problem records (problems.py):
   (a kernel with a collective_id has no automatic barrier: the receiver may
   not have entered the kernel yet);
 - a copy started with no product before its wait (overlap puzzles; overlap.py
-  reads which starts those are from the kernel, the monitor which of them ran).
+  reads which starts those are from the kernel, the monitor which of them ran);
+- two rings that do not run at once, one each way (both_ways puzzles): a device of a
+  ring of three or more that sends only one way, or no device that ever starts a
+  second copy before waiting for the first.
 
 Deadlocks, races, leftovers and bad device ids are recorded by the hooks and watch.py. No jax here.
 """
@@ -25,7 +28,9 @@ from pallas_puzzles.engine.targets.tpu_multichip.problems import (
     CopyInfo,
     EarlyAccess,
     NoOverlap,
+    OneWay,
     SelfCopies,
+    TakingTurns,
 )
 
 
@@ -197,6 +202,28 @@ class Monitor:
                 if idle is not None:
                     found.append(NoOverlap(device, idle[0], self.idle[id(idle[0])], idle[1]))
         return found
+
+    def both_ways(self, devices: int) -> list[OneWay | TakingTurns]:
+        """The first way the run's two rings fail to run at once in opposite directions (empty if they do)."""
+        remote = [info for _, info in self.copies_made() if info.send_sem is not None and info.source != info.target]
+        if devices >= 3:  # with two devices left and right are the same neighbour
+            for device in range(devices):
+                sent = [info for info in remote if info.source == device]
+                if sent and not {(device - 1) % devices, (device + 1) % devices} <= {info.target for info in sent}:
+                    return [OneWay(device, sent[0].target, sent[0].where)]
+        turns = None
+        for log in self.kernels:
+            for device, events in sorted(log.events.items()):
+                kinds = [kind for kind, _, _ in events if kind in ("send", "wait")]
+                if any(a == b == "send" for a, b in zip(kinds, kinds[1:])):
+                    return []  # a second copy started before any wait: the rings run at once
+                if turns is None:
+                    turns = next(((device, events[i], events[i + 1]) for i in range(len(events) - 1)
+                                  if events[i][0] == "send" and events[i + 1][0] == "wait"), None)
+        if turns is None:
+            return []
+        device, (_, start, step), (_, wait, _) = turns
+        return [TakingTurns(device, start, wait, step)]
 
     def self_copies(self) -> list[SelfCopies]:
         """The first remote copy, when every one went back to its own sender (device_id named this device)."""

@@ -7,6 +7,7 @@ in_specs = [["x"]]          # one PartitionSpec per input: per dimension a mesh 
 out_specs = ["x"]           # the output's PartitionSpec
 own_barrier = true          # the kernel synchronises itself (collective_id); Pallas's automatic barrier fails
 overlap = true              # a product into the output must run between each copy's start and its wait
+both_ways = true            # two rings at once: every device sends to both neighbours, both copies in flight
 traffic = "all-gather"      # the collective whose minimum the traffic card compares with (see traffic.py)
 ```
 
@@ -21,7 +22,7 @@ from typing import Any
 
 from pallas_puzzles.engine.targets.tpu_multichip.traffic import COLLECTIVES
 
-_KEYS = {"mesh", "in_specs", "out_specs", "own_barrier", "overlap", "traffic"}
+_KEYS = {"mesh", "in_specs", "out_specs", "own_barrier", "overlap", "both_ways", "traffic"}
 MAX_DEVICES = 8  # the CPU devices a checker process for this target starts with
 
 
@@ -32,6 +33,7 @@ class MeshOptions:
     out_specs: tuple[str | None, ...]
     own_barrier: bool = False
     overlap: bool = False
+    both_ways: bool = False
     traffic: str = ""
 
     def shape(self, sizes: Mapping[str, int]) -> tuple[int, ...]:
@@ -55,6 +57,7 @@ def parse(options: Mapping[str, Any]) -> MeshOptions:
         out_specs=_spec(options["out_specs"]),
         own_barrier=bool(options.get("own_barrier", False)),
         overlap=bool(options.get("overlap", False)),
+        both_ways=bool(options.get("both_ways", False)),
         traffic=str(options.get("traffic", "")),
     )
 

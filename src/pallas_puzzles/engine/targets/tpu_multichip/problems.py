@@ -138,6 +138,25 @@ class NoOverlap:
 
 
 @dataclass(frozen=True)
+class OneWay:
+    """A device of a ring of three or more that sent every copy to the same neighbour (both_ways puzzles)."""
+
+    device: int
+    target: int
+    where: Any = None
+
+
+@dataclass(frozen=True)
+class TakingTurns:
+    """No device had two copies in flight at once: each waited for one before starting the next."""
+
+    device: int
+    start: Any
+    wait: Any
+    step: int | None = None
+
+
+@dataclass(frozen=True)
 class CopyInfo:
     source: int
     target: int

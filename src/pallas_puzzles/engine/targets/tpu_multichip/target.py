@@ -227,8 +227,13 @@ def _verdict(case: Case, session: StrictSession, opts: mesh_options.MeshOptions,
     sizes = dict(zip(opts.axis_names, opts.shape(case.sizes)))
     blocks = mesh_options.device_blocks(expected.shape, opts, sizes)
     mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, blocks)
-    # Right numbers: did the copies overlap compute? Wrong ones with no rule broken: did any copy leave its sender?
-    told = MONITOR.no_overlap() if mismatch is None and opts.overlap else MONITOR.self_copies() if mismatch else []
+    # Right numbers: did the rings run both ways at once, and the copies overlap compute? Wrong ones with no
+    # rule broken: did any copy leave its sender?
+    if mismatch is None:
+        told = [*(MONITOR.both_ways(devices) if opts.both_ways else []),
+                *(MONITOR.no_overlap() if opts.overlap else [])]
+    else:
+        told = MONITOR.self_copies()
     findings += [_placed(explainer.finding(p), p, session) for p in told[:1]] if not findings else []
     passed = mismatch is None and not findings
     traffic = _traffic(case, opts, devices) if passed and opts.traffic else None
