@@ -87,10 +87,11 @@ def outside(info: BlockInfo, record: CallRecord, points: Sequence[Point], step: 
     point, index = points[step], (info.block_indices or [])[step]
     size, extent = (info.block_dims or [])[dim], info.array_shape[dim]
     blocks = _blocks(info, dim)
+    side = ("before the start" if index[dim] < 0 else
+            f"past the end: {info.name} has only {extent} element(s) along that dimension")
     fault = (f"{info.role.capitalize()} {info.name}: block index {index} at grid point {point} lies outside "
              f"the array. Along dimension {dim} a block holds {size} element(s), so block {index[dim]} would start "
-             f"at element {index[dim] * size}, past the end: {info.name} has only {extent} element(s) along that "
-             f"dimension, so its valid block indices there are 0..{blocks - 1}.")
+             f"at element {index[dim] * size}, {side}, so its valid block indices there are 0..{blocks - 1}.")
     where = record.where(info)
     axis = _follows(info, points, dim)
     if axis is not None:
@@ -117,5 +118,6 @@ def outside(info: BlockInfo, record: CallRecord, points: Sequence[Point], step: 
         return Finding(FindingKind.OOB_BLOCK, f"{fault} Its index_map returns element offsets (grid index times "
                        f"{size}), not block numbers.", explanation=OFFSETS, where=where, grid_point=point,
                        array=info.name)
-    return Finding(FindingKind.OOB_BLOCK, f"{fault} Its index_map returns a block past the end at that grid point.",
+    past = "before the first" if index[dim] < 0 else "past the end"
+    return Finding(FindingKind.OOB_BLOCK, f"{fault} Its index_map returns a block {past} at that grid point.",
                    where=where, grid_point=point, array=info.name)

@@ -136,6 +136,11 @@ def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
             return Finding(FindingKind.DMA_SLOT_IN_USE,
                            f"The copy{started} overwrites a {core[1].upper()} slot whose earlier chunk "
                            f"{here} still {verb}.", where=where, detail=text)
+        if by_copy[0][0] == "read":  # the copy reads the buffer (a copy out of it) while the kernel writes it
+            return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
+                           f"{here.capitalize()} {verb} a {core[1].upper()} buffer that the copy{started} may still "
+                           "be reading: a copy reads its source at any moment until its wait, so finish writing "
+                           "the buffer before starting the copy.", where=where, detail=text)
         return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
                        f"{here.capitalize()} {verb} a {core[1].upper()} buffer before the copy{started} into it "
                        f"was waited on.", where=where, detail=text)
