@@ -43,18 +43,3 @@ def test_a_hopper_kernel_passes_and_each_target_keeps_its_own_rules():
 def test_the_scanning_has_one_home():
     """Both targets' lints are tables for one scanner, not two copies of it."""
     assert not hasattr(blackwell_lints, "_called_name") and blackwell_lints.RULES.__class__ is lints.Rules
-
-
-PREDICATED = """\
-def body(x_gmem, buf, bar, i, n):
-    plgpu.copy_smem_to_gmem(buf, x_gmem, predicate=i == 0)
-    plgpu.copy_gmem_to_smem(x_gmem.at[0], buf, bar, predicate=i + 1 < n)
-"""
-
-
-@pytest.mark.parametrize("rules", [lints.HOPPER, blackwell_lints.RULES])
-def test_a_predicated_tma_load_is_refused_in_one_sentence_in_both_gpu_chapters(rules):
-    finding = lints.check("k.py", PREDICATED, rules)  # the interpreter reads its predicate as a barrier index
-    assert finding is not None and finding.kind is FindingKind.NOT_ON_CPU
-    assert "predicate=" in finding.message and "pl.when" in finding.message
-    assert [w.line for w in finding.where] == [3]  # a predicated store runs in the interpreter: not refused

@@ -14,15 +14,13 @@ from __future__ import annotations
 from pallas_puzzles.engine.targets.mosaic_gpu.jax_private import (
     CHECKED_ON,
     GPU_CALLBACKS,
-    GPU_JAXPR_INTERPRET,
     NEW,
     gpu_callbacks,
-    gpu_jaxpr_interpreter,
     gpu_shared_memory,
 )
 from pallas_puzzles.engine.targets.private_names import PrivateNames, names
 
-__all__ = ["CHECKED_ON", "NAMES", "TCGEN05_CALLBACKS", "gpu_callbacks", "gpu_jaxpr_interpreter", "gpu_shared_memory"]
+__all__ = ["CHECKED_ON", "NAMES", "TCGEN05_CALLBACKS", "gpu_callbacks", "gpu_shared_memory"]
 
 # The interpreter's tcgen05 callbacks, each with the source_info of the kernel line it runs for.
 TCGEN05_CALLBACKS = ("tcgen05_mma", "tcgen05_commit_arrive", "async_load_tmem", "async_store_tmem",
@@ -31,8 +29,6 @@ TCGEN05_CALLBACKS = ("tcgen05_mma", "tcgen05_commit_arrive", "async_load_tmem", 
 NAMES = PrivateNames("blackwell", CHECKED_ON, (
     # hooks.py: which call each access is, TMEM windows written and read
     *names(GPU_CALLBACKS, *TCGEN05_CALLBACKS, use="patched", on=NEW),
-    # multicast_windows.py: each multicast copy's collective axes (traced) and each block's window (run)
-    *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter._interpret_copy_gmem_to_smem_p", use="patched", on=NEW),
-    *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter.mesh", use="field", on=NEW),
+    # multicast_windows.py: each block's window of a multicast copy (its options: mosaic_gpu/copy_sites.py)
     *names(GPU_CALLBACKS, "copy_gmem_to_smem", use="patched", on=NEW),
 ))

@@ -10,19 +10,23 @@ than graded wrongly.
 from __future__ import annotations
 
 from pallas_puzzles.engine.targets.mosaic_gpu import lints
-from pallas_puzzles.engine.targets.mosaic_gpu.lints import NOT_ON_CPU, Rule, Rules
+from pallas_puzzles.engine.targets.mosaic_gpu.lints import Rule, Rules
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
 
 HOPPER = Rule(FindingKind.HOPPER_ON_BLACKWELL,
               "plgpu.{name} is Hopper's warpgroup MMA: on Blackwell the tensor core is driven by "
               "plgpu.tcgen05_mma into a TMEM accumulator, which is what this chapter teaches.")
+NOT_ON_CPU = Rule(FindingKind.NOT_ON_CPU,
+                  "{what} does not run in JAX's GPU interpreter on a CPU, so this check cannot grade it; "
+                  "the chapter's puzzles do not need it.")
+
 RULES = Rules(
     names={"wgmma": HOPPER, "wgmma_wait": HOPPER, "cluster_ref": NOT_ON_CPU, "CopyPartition": NOT_ON_CPU},
-    keywords={"collective_axis": NOT_ON_CPU, "leader_tracked": NOT_ON_CPU, **lints.INTERPRETER_GAPS},
+    keywords={"collective_axis": NOT_ON_CPU, "leader_tracked": NOT_ON_CPU},
     what={"cluster_ref": "Distributed shared memory (plgpu.cluster_ref)", "CopyPartition": "A partitioned TMA copy",
           "collective_axis": "A 2-CTA (collective) tcgen05 MMA",
-          "leader_tracked": "A partitioned, leader-tracked TMA copy", **lints.GAPS_IN_WORDS})
+          "leader_tracked": "A partitioned, leader-tracked TMA copy"})
 
 
 def check(file: str, text: str) -> Finding | None:

@@ -8,9 +8,9 @@ has every block copy its own whole window, so such a kernel gets the right numbe
 compares, at each multicast copy, the windows the blocks of one cluster ask for, and keeps the first
 copy whose windows differ.
 
+Which copies multicast, over which axes, mosaic_gpu/copy_sites.py reads as the kernel is traced.
 Private API (blackwell/jax_private.py, with the versions checked): the GPU interpreter's
-JaxprInterpreter._interpret_copy_gmem_to_smem_p, which sees each copy's `collective_axes` while the
-kernel is traced, and its copy_gmem_to_smem callback, which sees each block's window as it runs.
+copy_gmem_to_smem callback, which sees each block's window as it runs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pallas_puzzles.engine.targets.blackwell import jax_private
-from pallas_puzzles.engine.targets.mosaic_gpu import interpreter
+from pallas_puzzles.engine.targets.mosaic_gpu import copy_sites, interpreter
 from pallas_puzzles.engine.targets.mosaic_gpu.record import active
 from pallas_puzzles.source_line import SourceLine
 
@@ -38,9 +38,6 @@ class DifferingWindows:
 @dataclass
 class _Watch:
     lock: threading.Lock = field(default_factory=threading.Lock)
-    # id(source_info) of a multicast copy -> (that source_info, kept so the id stays its own; which of the
-    # cluster's axes the copy is collective over, in block_coords order)
-    sites: dict[int, tuple[Any, tuple[bool, ...]]] = field(default_factory=dict)
     issued: dict[tuple[Any, ...], int] = field(default_factory=dict)  # copies issued per block and site
     windows: dict[tuple[Any, ...], dict[tuple[int, ...], Any]] = field(default_factory=dict)
     differing: DifferingWindows | None = None
@@ -52,7 +49,6 @@ watch = _Watch()
 def forget() -> None:
     """Before each case: its kernels are traced afresh."""
     with watch.lock:
-        watch.sites.clear()
         watch.issued.clear()
         watch.windows.clear()
         watch.differing = None
@@ -69,11 +65,12 @@ def _window(src: Any, transforms: Any) -> tuple[Any, ...]:
 
 def _note(kwargs: dict[str, Any]) -> None:
     source_info = kwargs.get("source_info")
-    site = watch.sites.get(id(source_info))
+    site = copy_sites.site(source_info)
     location = kwargs.get("mesh_location")
-    if site is None or location is None:
+    if site is None or not site.collective_axes or location is None:
         return
-    collective = site[1]
+    names = site.cluster_names or ("",) * len(location.block_coords)
+    collective = tuple(not site.cluster_names or name in site.collective_axes for name in names)
     block = tuple(location.block_coords)
     others = tuple(c for c, shared in zip(block, collective) if not shared)
     window = _window(kwargs.get("src_allocation_key_as_array"), kwargs.get("src_transforms"))
@@ -93,25 +90,11 @@ def _note(kwargs: dict[str, Any]) -> None:
 def _watch_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def copy_gmem_to_smem(*args: Any, **kwargs: Any) -> Any:
-        if active.record is not None and watch.sites:
+        if active.record is not None:
             _note(kwargs)
         return original(*args, **kwargs)
 
     return copy_gmem_to_smem
-
-
-def _watch_trace(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def _interpret_copy_gmem_to_smem_p(self: Any, eqn: Any, *args: Any, **kwargs: Any) -> Any:
-        axes = eqn.params.get("collective_axes") or ()
-        if axes and active.record is not None:
-            names = tuple(getattr(self.mesh, "cluster_names", None) or ())
-            collective = tuple(name in axes for name in names) if names else (True,)
-            with watch.lock:
-                watch.sites[id(eqn.source_info)] = (eqn.source_info, collective)
-        return original(self, eqn, *args, **kwargs)
-
-    return _interpret_copy_gmem_to_smem_p
 
 
 _installed = False
@@ -122,8 +105,6 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    interpreter_class = jax_private.gpu_jaxpr_interpreter()
-    interpreter_class._interpret_copy_gmem_to_smem_p = _watch_trace(interpreter_class._interpret_copy_gmem_to_smem_p)
     callbacks = jax_private.gpu_callbacks()
     callbacks.copy_gmem_to_smem = _watch_copy(callbacks.copy_gmem_to_smem)
     _installed = True

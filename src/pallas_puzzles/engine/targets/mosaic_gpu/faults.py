@@ -28,6 +28,7 @@ from pallas_puzzles.engine.targets.mosaic_gpu.record import (
     Waiter,
     WgmmaRunning,
     WindowBeforeStart,
+    WindowPastEnd,
 )
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation
 from pallas_puzzles.findings import FindingKind
@@ -216,6 +217,11 @@ def _window_words(fault: WindowBeforeStart, at: str) -> str:
 AT_ONE_LINE: dict[type, tuple[FindingKind, Callable[[Any, str], str]]] = {
     StoreNotWaited: (FindingKind.TMA_STORE_UNWAITED, _store_words),
     WindowBeforeStart: (FindingKind.TMA_WINDOW, _window_words),
+    WindowPastEnd: (FindingKind.TMA_WINDOW, lambda fault, at: (
+        f"The TMA copy {at} promises that its window lies inside the array (oob_mode=PROMISE_IN_BOUNDS), but "
+        f"along dimension {fault.dim} it reaches element {fault.stop} of {fault.extent}: a GPU then neither clamps "
+        "nor fills it and reads past the end of the array (the interpreter fills zeros whatever the mode). Leave "
+        "oob_mode out (the default fills what lies past the end with zeros), or keep every window inside.")),
     IndexBelowZero: (FindingKind.SMEM_INDEX_NEGATIVE, lambda fault, at: (
         f"The TMA copy {at} {'writes into' if fault.into else 'reads from'} shared memory at index {fault.start} "
         f"along dimension {fault.dim}, below its first slot (0): jax.lax.rem keeps the sign of its first operand, "

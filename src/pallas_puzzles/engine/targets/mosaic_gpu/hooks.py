@@ -1,7 +1,8 @@
 """Every hook into JAX's Mosaic GPU interpreter, installed once per process.
 
 The hooks act only while a case is active (record.active). Each module installs its own:
-async_ops.py (wgmma read asynchronously, wgmma_wait, TMA store groups), interpreter.py (which
+async_ops.py (wgmma read asynchronously, wgmma_wait, TMA store groups), copy_sites.py (what the
+interpreter is not told of a TMA load: its options), interpreter.py (which
 line each operation comes from, each callback in its thread's turn, failures, TMA stores left running),
 memory_marks.py (elements written), barriers.py and races.py. With the fast path on, the
 interpreter's callbacks take numpy arguments (numpy_callbacks.py). Private API: the interpreter's
@@ -18,6 +19,7 @@ from pallas_puzzles.engine.targets import numpy_callbacks
 from pallas_puzzles.engine.targets.mosaic_gpu import (
     async_ops,
     barriers,
+    copy_sites,
     costs,
     interpreter,
     jax_private,
@@ -37,6 +39,7 @@ def install() -> None:
     jaxpr_interpreter = jax_private.gpu_jaxpr_interpreter()
     async_ops.install(gpu_callbacks, shared_memory.GPUSharedMemory, jaxpr_interpreter)
     interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory, jaxpr_interpreter)
+    copy_sites.install(jaxpr_interpreter)
     memory_marks.install(shared_memory.GPUSharedMemory)
     costs.install(gpu_callbacks, shared_memory.GPUSharedMemory)
     barriers.install(shared_memory)

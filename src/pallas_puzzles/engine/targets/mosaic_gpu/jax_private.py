@@ -78,6 +78,11 @@ NAMES = PrivateNames("mosaic_gpu", CHECKED_ON, (
     *names(GPU_CALLBACKS, *THREAD_CALLBACKS, use="patched", on=NEW),
     *names(GPU_CALLBACKS, "reset_gpu_interpret_mode_state", "_get_shared_memory", "get_races", on=NEW),
     *names(GPU_CALLBACKS, "AsyncCopyTask.__call__", use="patched", on=NEW),
+    # copy_sites.py: each TMA load's options as it is traced; interpreter.py: a promise of in-bounds windows
+    *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter._interpret_copy_gmem_to_smem_p", use="patched", on=NEW),
+    *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter.mesh", use="field", on=NEW),
+    *names(GPU_CALLBACKS, "AsyncCopyTask.source_info", use="field", on=NEW),
+    *names(GPU_SHARED_MEMORY, "GPUSharedMemory.buffer_shape_and_dtype", on=NEW),
     *names(GPU_CALLBACKS, "AsyncCopyTask.src_access", "AsyncCopyTask.dst_access", "AsyncCopyTask.src_allocation_key",
            "AsyncCopyTask.dst_allocation_key", use="field", on=NEW),
     # costs.py: the GPU card's counts (it also wraps copy_gmem_to_smem, _barrier_wait, wgmma above and

@@ -32,8 +32,7 @@ class Rule:
 @dataclass(frozen=True)
 class Rules:
     names: Mapping[str, Rule] = field(default_factory=dict)  # a name used (plgpu.NAME or NAME) -> its rule
-    # A keyword given, not None, to any call ("keyword") or to one function ("function.keyword") -> its rule.
-    keywords: Mapping[str, Rule] = field(default_factory=dict)
+    keywords: Mapping[str, Rule] = field(default_factory=dict)  # a keyword of any call, not None -> its rule
     what: Mapping[str, str] = field(default_factory=dict)  # a name or keyword -> its words ({what})
 
 
@@ -41,19 +40,11 @@ BLACKWELL = Rule(FindingKind.BLACKWELL_ON_HOPPER,
                  "plgpu.{name} is a Blackwell (sm_100) instruction in a Hopper puzzle: Hopper's tensor core is "
                  "driven by plgpu.wgmma with its accumulator in registers (plgpu.ACC), which is what this "
                  "chapter teaches.")
-NOT_ON_CPU = Rule(FindingKind.NOT_ON_CPU,
-                  "{what} does not run in JAX's GPU interpreter on a CPU, so this check cannot grade it; "
-                  "the chapter's puzzles do not need it.")
-# What the GPU interpreter of jax 0.12.0.1 cannot run in either chapter: a predicated TMA load (its
-# predicate is read as one of the barrier's indices, "Too many leaves for PyTreeDef").
-INTERPRETER_GAPS: Mapping[str, Rule] = {"copy_gmem_to_smem.predicate": NOT_ON_CPU}
-GAPS_IN_WORDS: Mapping[str, str] = {
-    "copy_gmem_to_smem.predicate": "A TMA load with predicate= (put the copy under pl.when instead)"}
 # The tcgen05 MMA and tensor memory (TMEM): Blackwell's alone (jax 0.12's plgpu).
 HOPPER = Rules(names=dict.fromkeys(
     ("tcgen05_mma", "tcgen05_commit_arrive", "async_load_tmem", "async_store_tmem", "wait_load_tmem",
      "commit_tmem", "async_copy_smem_to_tmem", "async_copy_scales_to_tmem", "async_copy_sparse_metadata_to_tmem",
-     "TMEM", "TMEMLayout"), BLACKWELL), keywords=INTERPRETER_GAPS, what=GAPS_IN_WORDS)
+     "TMEM", "TMEMLayout"), BLACKWELL))
 
 
 def _used_name(node: ast.AST) -> str:
@@ -78,12 +69,10 @@ def check(file: str, text: str, rules: Rules) -> Finding | None:
         if name in rules.names:
             found.append(_finding(rules.names[name], file, node.lineno, name, rules.what.get(name, name)))
         if isinstance(node, ast.Call):
-            called = _used_name(node.func)
-            for item in node.keywords:
-                key = next((k for k in (f"{called}.{item.arg}", item.arg) if k in rules.keywords), None)
-                if key is not None and not (isinstance(item.value, ast.Constant) and item.value.value is None):
-                    found.append(_finding(rules.keywords[key], file, node.lineno, str(item.arg),
-                                          rules.what.get(key, str(item.arg))))
+            found.extend(_finding(rules.keywords[item.arg], file, node.lineno, item.arg,
+                                  rules.what.get(item.arg, item.arg))
+                         for item in node.keywords if item.arg in rules.keywords
+                         and not (isinstance(item.value, ast.Constant) and item.value.value is None))
     return min(found, key=lambda pair: pair[0])[1] if found else None
 
 

@@ -122,6 +122,14 @@ class WindowBeforeStart(KernelFault):
         self.line, self.into, self.dim, self.start = line, into, dim, start
 
 
+class WindowPastEnd(KernelFault):
+    """A TMA load that promised its window lies inside the array (PROMISE_IN_BOUNDS) and reached past its end."""
+
+    def __init__(self, line: SourceLine | None, dim: int, stop: int, extent: int) -> None:
+        super().__init__(f"a TMA window promised in bounds ends at {stop} of {extent} along dimension {dim}")
+        self.line, self.dim, self.stop, self.extent = line, dim, stop, extent
+
+
 class IndexBelowZero(KernelFault):
     """A TMA copy into or out of shared memory at a negative index (a ring slot computed below 0)."""
 

@@ -89,7 +89,7 @@ class MosaicGpuTarget(Target):
         import jax.numpy as jnp
         from jax.experimental.pallas import mosaic_gpu as plgpu
 
-        from pallas_puzzles.engine.targets.mosaic_gpu import cuda_lowering, faults, lints
+        from pallas_puzzles.engine.targets.mosaic_gpu import copy_sites, cuda_lowering, faults, lints
         from pallas_puzzles.engine.targets.mosaic_gpu.record import CaseRecord, active
 
         refused = lints.check_case(case, self.source_rules())
@@ -97,6 +97,7 @@ class MosaicGpuTarget(Target):
             return case.done(False, refused)
         record = CaseRecord(learner_file=str(case.learner_file))
         inputs, expected, _ = case.data()
+        copy_sites.forget()  # the case's kernels are traced afresh
         active.record = record
         try:
             with _quiet_callbacks(), jax.default_device(jax.devices("cpu")[0]):
