@@ -35,6 +35,10 @@ PLAIN_MEANINGS: tuple[tuple[str, str], ...] = (
     (r"carry input and carry output must have equal types",
      "A loop body (lax.fori_loop) must return its carry with the shape and dtype it came in with: start it "
      "with the dtype the body produces (jnp.zeros(shape, jnp.float32)) or cast the result with .astype."),
+    (r"KeyError:? \('(vmem|smem|semaphore)', \d+",
+     "A buffer of pl.run_scoped is freed when its function returns: a copy into or out of it that is "
+     "still in flight then (started inside, waited for outside) finds no buffer, and on a TPU its memory "
+     "may already hold something else. Wait for every copy of a scoped buffer inside the scope."),
     (r"Out of bound slice",
      "A pl.ds(start, size) slice reaches past the end of a ref: start + size must not exceed that "
      "dimension of the block."),

@@ -91,7 +91,7 @@ def _from_callback_error(cb: BaseException, session: StrictSession) -> Finding:
     said = plain_message(f"{type(cb).__name__}: {text}", learner) or f"{type(cb).__name__}: {first_line(text)}"
     return Finding(
         FindingKind.ERROR, f"The kernel failed while running at grid point {point}: {said}",
-        explanation=plain_meaning(text), where=learner, grid_point=point, detail=text,
+        explanation=plain_meaning(f"{type(cb).__name__}: {text}"), where=learner, grid_point=point, detail=text,
     )
 
 
