@@ -173,3 +173,42 @@ def test_a_scratch_product_moved_out_inside_a_branch_overlaps():
     branch.store(branch.op("get", inner_acc))
     k.op("cond", Var("pred"), acc, k.o, params={"branches": (Jaxpr([inner_acc, branch.o], [], branch.eqns),)})
     assert k.idle() == {}
+
+
+@dataclass(eq=False)
+class Ref:
+    """A variable with the aval text of a ref (jax's str of it): 'Ref<vmem>{...}' or a semaphore's."""
+
+    name: str
+    aval: str = "Ref<vmem>{float32[8,128]}"
+
+
+def test_another_copys_wait_is_not_the_copys_own():
+    k = Kernel()
+    send_sem, load_sem, w, w_vmem = (Ref("send_sem", "Ref<semaphore_mem>{dma_sem[]}"),
+                                     Ref("load_sem", "Ref<semaphore_mem>{dma_sem[]}"), Ref("w"), Ref("w_vmem"))
+    start = Eqn(Prim("dma_start"), [k.buf, k.buf, send_sem], [])
+    k.eqns.append(start)
+    k.eqns.append(Eqn(Prim("dma_start"), [w, w_vmem, load_sem], []))  # a weight loaded while the copy flies
+    k.eqns.append(Eqn(Prim("dma_wait"), [w, w_vmem, load_sem], []))
+    k.store(k.product())
+    own = Eqn(Prim("dma_wait"), [k.buf, k.buf, send_sem], [])
+    k.eqns.append(own)
+    assert id(start.source_info) not in k.idle()
+
+
+def test_a_product_copied_into_the_output_from_scratch_inside_a_scoped_call_overlaps():
+    k = Kernel()
+    acc, sem, o = Ref("acc"), Ref("sem", "Ref<semaphore_mem>{dma_sem[]}"), Ref("o")
+    k.o = o
+    send_sem = Ref("send_sem", "Ref<semaphore_mem>{dma_sem[]}")
+    start = Eqn(Prim("dma_start"), [k.buf, k.buf, send_sem], [])
+    k.eqns.append(start)
+    k.op("swap", acc, k.product())
+    k.eqns.append(Eqn(Prim("dma_wait"), [k.buf, k.buf, send_sem], []))
+    inner_acc, inner_o = Ref("inner acc"), Ref("inner o")  # sync_copy: run_scoped binds the refs to constvars
+    scoped = Jaxpr([sem], [], [Eqn(Prim("dma_start"), [inner_acc, inner_o, sem], []),
+                              Eqn(Prim("dma_wait"), [inner_acc, inner_o, sem], [])])
+    scoped.constvars = [inner_acc, inner_o]  # type: ignore[attr-defined]
+    k.op("run_scoped", acc, o, params={"jaxpr": scoped})
+    assert id(start.source_info) not in k.idle()  # (the local copy's own start is idle: nothing remote)

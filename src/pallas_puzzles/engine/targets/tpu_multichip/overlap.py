@@ -3,9 +3,10 @@
 The interpreter has no clock: what a TPU overlaps is what the kernel's program puts between a
 copy's start and the wait for it. "Computing" means a product that reaches the output: a
 `dot_general` (or a multiplication of two values read from memory) whose result is stored,
-then or later, into one of the kernel's outputs, directly or through a scratch buffer. A store of
-zeros or of a copied block between the start and the wait is not compute; a product computed
-before the wait and stored after it is.
+then or later, into one of the kernel's outputs, directly or through a scratch buffer (stored or
+copied into the output). A store of zeros or of a copied block between the start and the wait is
+not compute; a product computed before the wait and stored after it is. A copy's wait is the first
+one on a semaphore it counts on: another copy's wait (a weight loaded meanwhile) is not its own.
 
 Program order is the jaxpr's: both branches of a `pl.when` count where the `cond` stands, a
 loop body once, and the kernel body repeats at the next grid step, so the wait for a copy
@@ -45,6 +46,21 @@ def _literal(var: Any) -> bool:
     return hasattr(var, "val")  # a jaxpr Literal (a constant operand): it has a value, and no hash
 
 
+def _buffer(var: Any) -> bool:
+    """A ref to memory (not a semaphore): what a copy reads or writes."""
+    aval = str(getattr(var, "aval", ""))
+    return not _literal(var) and aval.startswith("Ref") and "sem" not in aval
+
+
+def _pairs(outer: Sequence[Any], sub: Any) -> list[tuple[Any, Any]]:
+    """An equation's operands paired with a sub-jaxpr's variables: a scoped allocation (run_scoped) binds them
+    to its constvars, its new refs being its invars; the others to its invars, from the end (_tail)."""
+    constvars = getattr(sub, "constvars", None) or []
+    if constvars and len(constvars) == len(outer):
+        return list(zip(outer, constvars))
+    return _tail(outer, sub.invars)
+
+
 class _Flow:
     """Which values derive from memory reads, from which products, and which products reach an output.
 
@@ -81,6 +97,13 @@ class _Flow:
                 self.holds[ref] = self.holds.get(ref, _EMPTY) | self.of(eqn.invars[1])
                 if ref in self.outputs:
                     self.useful |= self.of(eqn.invars[1])
+            buffers = [v for v in eqn.invars if _buffer(v)] if name == "dma_start" else []
+            if len(buffers) >= 2:  # a copy (source, then target, each with its indices) moves what it reads
+                source, target = self._ref(buffers[0]), self._ref(buffers[1])
+                moved = self.holds.get(source, _EMPTY)
+                self.holds[target] = self.holds.get(target, _EMPTY) | moved
+                if target in self.outputs:
+                    self.useful |= moved
             if name == "get":
                 made = made | self.holds.get(self._ref(eqn.invars[0]), _EMPTY)
             if is_product(eqn, self.is_data):
@@ -90,10 +113,14 @@ class _Flow:
                 if name == "get" or any(self.is_data(v) for v in eqn.invars):
                     self.data.add(out)
 
+    def semaphores(self, eqn: Any) -> set[Any]:
+        """The semaphores a copy's start or wait names (dma_start and dma_wait take src, dst, semaphores, ...)."""
+        return {self._ref(v) for v in eqn.invars if not _literal(v) and "sem" in str(getattr(v, "aval", ""))}
+
     def _enter(self, eqn: Any, subs: list[Any]) -> None:
         for _ in range(2):  # twice: what a loop carries into its next iteration
             for sub in subs:
-                for outer, inner in _tail(eqn.invars, sub.invars):
+                for outer, inner in _pairs(eqn.invars, sub):
                     self.made_by[inner] = self.of(outer)
                     if self.is_data(outer):
                         self.data.add(inner)
@@ -139,9 +166,11 @@ def idle_copies(jaxpr: Any, outputs: Sequence[Any]) -> dict[int, Any]:
     for at, (kind, eqn) in enumerate(order):
         if kind != "start":
             continue
-        computed = False
+        computed, semaphores = False, flow.semaphores(eqn)
         for later_kind, later in order[at + 1:] + order[:at]:
-            if later_kind == "wait":
+            # The copy's own wait: one on a semaphore it counts on (another copy's wait, such as a weight
+            # loaded with sync_copy while it flies, is no wait for it).
+            if later_kind == "wait" and (not semaphores or semaphores & flow.semaphores(later)):
                 if not computed:
                     idle[id(eqn.source_info)] = later.source_info
                 break
