@@ -97,14 +97,7 @@ def _watch_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     return copy_gmem_to_smem
 
 
-_installed = False
-
-
 def install() -> None:
-    """Once per process, after the Mosaic GPU target's hooks."""
-    global _installed
-    if _installed:
-        return
+    """Called once per process by hooks.install."""
     callbacks = jax_private.gpu_callbacks()
     callbacks.copy_gmem_to_smem = _watch_copy(callbacks.copy_gmem_to_smem)
-    _installed = True
