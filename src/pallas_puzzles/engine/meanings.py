@@ -111,6 +111,9 @@ _KNOWN_ONLY_WHEN_RUN = "a value known only while the kernel runs (pl.program_id,
 
 # (a pattern in JAX's message, the finding's message in the learner's terms); the first match wins.
 PLAIN_MESSAGES: tuple[tuple[str, Say], ...] = (
+    (r"KeyError:? \('(vmem|smem|semaphore)', \d+",  # the interpreter's key of a freed buffer (its numbers vary)
+     lambda m, at, code: f"{at} uses a {m.group(1).upper()} buffer of pl.run_scoped after its scope ended: a copy "
+                         f"into or out of it was still in flight when the scoped function returned."),
     (r"Invalid dtype for `swap`\. Ref dtype: (\w+)\. Value dtype: (\w+)",
      lambda m, at, code: f"{at} stores {m.group(2)} into {_stored_into(code)}, a {m.group(1)} block: the value "
                          f"must have the ref's dtype."),

@@ -39,7 +39,7 @@ def install() -> None:
     jaxpr_interpreter = jax_private.gpu_jaxpr_interpreter()
     async_ops.install(gpu_callbacks, shared_memory.GPUSharedMemory, jaxpr_interpreter)
     interpreter.install(gpu_callbacks, shared_memory.GPUSharedMemory, jaxpr_interpreter)
-    copy_sites.install(jaxpr_interpreter)
+    copy_sites.install(gpu_callbacks, jaxpr_interpreter)
     memory_marks.install(shared_memory.GPUSharedMemory)
     costs.install(gpu_callbacks, shared_memory.GPUSharedMemory)
     barriers.install(shared_memory)

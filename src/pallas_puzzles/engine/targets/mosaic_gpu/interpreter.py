@@ -20,12 +20,11 @@ from typing import Any
 import numpy as np
 
 from pallas_puzzles.engine.learner_lines import make_line, same_file
-from pallas_puzzles.engine.targets.mosaic_gpu import copy_sites, jax_private
+from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
 from pallas_puzzles.engine.targets.mosaic_gpu.record import (
     IndexBelowZero,
     StoreNotWaited,
     WindowBeforeStart,
-    WindowPastEnd,
     active,
 )
 from pallas_puzzles.engine.targets.mosaic_gpu.schedule import AWAY, DONE, RUNNING, gated
@@ -135,21 +134,9 @@ def _window_inside(original: Callable[..., Any]) -> Callable[..., Any]:
                     start = index.start if isinstance(index, slice) else index
                     if start is not None and start < 0:
                         raise fault(line_of(current_op()[1]), into, dim, int(start))
-            _within_promise(self)
         return original(self, *args, **kwargs)
 
     return __call__
-
-
-def _within_promise(task: Any) -> None:
-    """A TMA load that promised its window lies inside its array (copy_sites.py) must not reach past the end."""
-    site = copy_sites.site(getattr(task, "source_info", None))
-    if site is None or not site.promises_in_bounds or memory_name(task.src_allocation_key) != "GMEM":
-        return
-    extents = jax_private.shared_memory_now().buffer_shape_and_dtype(task.src_allocation_key).shape
-    for dim, (index, extent) in enumerate(zip(task.src_access.range, extents)):
-        if isinstance(index, slice) and index.stop is not None and index.stop > extent:
-            raise WindowPastEnd(line_of(site.source_info), dim, int(index.stop), int(extent))
 
 
 def _warp_done(*, token: Any, thread: Any) -> Any:

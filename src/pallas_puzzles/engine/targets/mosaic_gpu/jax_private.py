@@ -78,7 +78,7 @@ NAMES = PrivateNames("mosaic_gpu", CHECKED_ON, (
     *names(GPU_CALLBACKS, *THREAD_CALLBACKS, use="patched", on=NEW),
     *names(GPU_CALLBACKS, "reset_gpu_interpret_mode_state", "_get_shared_memory", "get_races", on=NEW),
     *names(GPU_CALLBACKS, "AsyncCopyTask.__call__", use="patched", on=NEW),
-    # copy_sites.py: each TMA load's options as it is traced; interpreter.py: a promise of in-bounds windows
+    # copy_sites.py: each TMA load's options as it is traced, and a promise of in-bounds windows as it runs
     *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter._interpret_copy_gmem_to_smem_p", use="patched", on=NEW),
     *names(GPU_JAXPR_INTERPRET, "JaxprInterpreter.mesh", use="field", on=NEW),
     *names(GPU_CALLBACKS, "AsyncCopyTask.source_info", use="field", on=NEW),

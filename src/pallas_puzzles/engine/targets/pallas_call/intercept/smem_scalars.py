@@ -2,7 +2,7 @@
 
 SMEM is the scalar core's memory. Mosaic lowers a load from an SMEM ref only when it reads one element
 (`ref[i]`) and a store only when it writes one; `ref[...]` of a (2,) key or a (1,) position is refused
-("Can only load scalars from SMEM", jax/_src/pallas/mosaic/lowering.py, the same on jax 0.10.2 and
+("Can only load scalars from SMEM", in Pallas's Mosaic TPU lowering, the same on jax 0.10.2 and
 0.12.0.1). The interpreter reads any shape, so such a kernel passes every case and would not compile for
 the chip. On a puzzle whose only hardware is a TPU (StrictSession.tpu_block_rules), the kernel's jaxpr is
 read before the interpreter runs it, and the first such load or store is a finding with its line.
