@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 from helpers import COURSE
@@ -210,3 +212,48 @@ def test_watch_starts_the_next_chapters_checker_while_the_learner_reads_the_pass
         puzzle = COURSE.find("remote_copy")
         assert workers.check(puzzle, REPO / "solutions" / puzzle.file).passed
         assert workers.workers["tpu-multichip"] is warmed and warmed.restarts == 0
+
+
+ORPHANING_PARENT = """
+import os, sys, threading, time
+from pathlib import Path
+from pallas_puzzles.course.reader import load_course
+from pallas_puzzles.worker.client import Worker
+puzzle = load_course().find("constant_add")
+worker = Worker("interpret")
+worker.start()
+threading.Thread(target=worker.check, args=(puzzle, Path(sys.argv[1])), daemon=True).start()
+print(worker._process.pid, flush=True)
+time.sleep(2.0)  # the check is spinning now
+os._exit(0)  # the parent dies as under kill -9: nothing of it stops the checker
+"""
+
+
+def test_a_checker_whose_parent_dies_ends_even_in_the_middle_of_a_check(tmp_path):
+    """Its parent enforces the time limit; without a parent a hanging kernel would keep a core busy."""
+    import subprocess
+    import time
+
+    puzzle = COURSE.find("constant_add")
+    spinning = tmp_path / puzzle.file
+    spinning.write_text((REPO / "solutions" / puzzle.file).read_text().replace(
+        "    z_ref[...] = x_ref[...] + 10.0\n", SPIN))
+    parent = subprocess.Popen([sys.executable, "-c", ORPHANING_PARENT, str(spinning)], stdout=subprocess.PIPE,
+                              text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())  # (the checker shares this pipe: read its first line, not to the end)
+    parent.wait(timeout=60)
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline and Path(f"/proc/{child}").exists() and not _zombie(child):
+        time.sleep(0.2)
+    alive = Path(f"/proc/{child}").exists() and not _zombie(child)
+    if alive:
+        os.kill(child, 9)
+    assert not alive, "the checker outlived its parent"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return False

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -24,6 +26,9 @@ from pallas_puzzles.worker.protocol import (
     StartFailed,
     Stop,
 )
+
+# How often a checker looks whether its parent is still there (end_with_parent).
+PARENT_POLL_SECONDS = 0.5
 
 
 def _start(target: str, requested: str, mode: Mode) -> tuple[Ready | StartFailed, Started | None]:
@@ -75,10 +80,26 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
             pass
 
 
+def end_with_parent(poll: float = PARENT_POLL_SECONDS) -> None:
+    """End this process soon after its parent dies (a watch or a test run killed), even in the middle of a
+    check: the parent holds the time limit, so without it a kernel that hangs would keep a core busy for
+    ever, and nobody would read the verdict. (Not PR_SET_PDEATHSIG: that fires when the parent's *thread*
+    that started this process ends, and parents start checkers from threads.)"""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main(argv: list[str]) -> None:
     read_fd, write_fd, target, requested, mode = int(argv[1]), int(argv[2]), argv[3], argv[4], Mode(argv[5])
     # A Ctrl-C in the terminal reaches this process too; the parent decides when it ends.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end_with_parent()
     try:
         serve(Channel(read_fd, write_fd), target, requested, mode)
     except (BrokenPipeError, KeyboardInterrupt):
