@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pallas_puzzles.engine.jaxprs import open_jaxpr, sub_jaxprs
 from pallas_puzzles.engine.learner_lines import info_lines
 from pallas_puzzles.source_line import SourceLine
 
@@ -55,26 +56,11 @@ def nbytes(aval: Any) -> int:
     return int(np.prod(shape, dtype=np.int64)) * (int(dtype.itemsize) if dtype is not None else 4)
 
 
-def _inner(jaxpr: Any) -> Any:
-    """The open jaxpr of a ClosedJaxpr (or the jaxpr itself)."""
-    return getattr(jaxpr, "jaxpr", jaxpr) if not hasattr(jaxpr, "eqns") else jaxpr
-
-
-def _jaxprs(params: dict[str, Any]) -> list[Any]:
-    """Every jaxpr among an equation's parameters (alone, or in a tuple such as cond's branches)."""
-    found = []
-    for value in params.values():
-        for item in (value if isinstance(value, (tuple, list)) else (value,)):
-            if hasattr(_inner(item), "eqns"):
-                found.append(_inner(item))
-    return found
-
-
 def contains_kernel(jaxpr: Any, kernel_of: KernelOf | None = None) -> bool:
     for eqn in jaxpr.eqns:
         if eqn.primitive.name in KERNELS or (kernel_of is not None and kernel_of(eqn) is not None):
             return True
-        if any(contains_kernel(sub, kernel_of) for sub in _jaxprs(eqn.params)):
+        if any(contains_kernel(sub, kernel_of) for sub in sub_jaxprs(eqn.params)):
             return True
     return False
 
@@ -98,7 +84,7 @@ class Reader:
         self.calls = 0
 
     def read(self, jaxpr: Any, args: list[Value]) -> Graph:
-        outputs = self.walk(_inner(jaxpr), args)
+        outputs = self.walk(open_jaxpr(jaxpr), args)
         return Graph(outputs, self.operands, self.calls)
 
     def _lines(self, eqn: Any) -> tuple[SourceLine, ...]:
@@ -132,7 +118,7 @@ class Reader:
         line = lines[0] if lines else None
         name = eqn.primitive.name
         kernel = self._kernel_name(eqn)
-        subs = _jaxprs(eqn.params)
+        subs = sub_jaxprs(eqn.params)
         if kernel is None and subs and name not in ("cond", "while") \
                 and any(contains_kernel(sub, self.kernel_of) for sub in subs) and not self._inlinable(eqn, subs):
             kernel = name  # a wrapper around a kernel the reader cannot see into (pl.run_state's core_map)
@@ -174,7 +160,7 @@ class Reader:
 
     def _cond(self, eqn: Any, ins: list[Value], lines: tuple[SourceLine, ...]) -> list[Value]:
         index, operands = ins[0], ins[1:]
-        results = [self.walk(_inner(branch), operands, lines) for branch in eqn.params["branches"]]
+        results = [self.walk(open_jaxpr(branch), operands, lines) for branch in eqn.params["branches"]]
         return [self._join(list(outs), outs[0], lines, [index]) for outs in zip(*results)]
 
     def _while(self, eqn: Any, ins: list[Value], lines: tuple[SourceLine, ...]) -> list[Value]:
@@ -182,7 +168,7 @@ class Reader:
         cond_consts, body_consts, carry = ins[:cond_n], ins[cond_n:cond_n + body_n], ins[cond_n + body_n:]
         state = list(carry)
         for _ in range(LOOP_PASSES):
-            stop = self.walk(_inner(eqn.params["cond_jaxpr"]), [*cond_consts, *state], lines)
-            after = self.walk(_inner(eqn.params["body_jaxpr"]), [*body_consts, *state], lines)
+            stop = self.walk(open_jaxpr(eqn.params["cond_jaxpr"]), [*cond_consts, *state], lines)
+            after = self.walk(open_jaxpr(eqn.params["body_jaxpr"]), [*body_consts, *state], lines)
             state = [self._join([before, new], before, lines, stop) for before, new in zip(carry, after)]
         return state

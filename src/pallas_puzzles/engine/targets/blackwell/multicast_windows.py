@@ -69,10 +69,11 @@ def _note(kwargs: dict[str, Any]) -> None:
     location = kwargs.get("mesh_location")
     if site is None or not site.collective_axes or location is None:
         return
-    names = site.cluster_names or ("",) * len(location.block_coords)
-    collective = tuple(not site.cluster_names or name in site.collective_axes for name in names)
     block = tuple(location.block_coords)
-    others = tuple(c for c, shared in zip(block, collective) if not shared)
+    # The block's place along the cluster axes the copy is not collective over: blocks that differ there
+    # receive separate multicasts (every axis counts as collective when the mesh names none).
+    shared = [name in site.collective_axes for name in site.cluster_names] or [True] * len(block)
+    others = tuple(c for c, collective in zip(block, shared) if not collective)
     window = _window(kwargs.get("src_allocation_key_as_array"), kwargs.get("src_transforms"))
     cluster = (tuple(location.device_coords), tuple(location.cluster_coords))
     with watch.lock:

@@ -53,8 +53,7 @@ def judged(case: Case, entry: Callable[..., Any], check: Check) -> CaseResult:
     watched = _Watched(entry)
     result = check(case, watched)
     session = watched.ran()
-    ended = result.passed or (result.mismatch is not None and all(f.kind.is_mismatch for f in result.findings))
-    if session is None or not ended:
+    if session is None or not result.ran_to_the_end:
         return result
     inputs, expected, _ = case.data()
     names = [item.name for item in case.puzzle.inputs]

@@ -21,18 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from pallas_puzzles.engine.jaxprs import sub_jaxprs
+
 _EMPTY: frozenset[int] = frozenset()
-
-
-def _sub_jaxprs(eqn: Any) -> list[Any]:
-    """The jaxprs inside an equation's parameters (cond branches, loop bodies, jit calls), as Jaxprs."""
-    found = []
-    for value in eqn.params.values():
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            jaxpr = getattr(item, "jaxpr", item)
-            if hasattr(jaxpr, "eqns") and hasattr(jaxpr, "invars"):
-                found.append(jaxpr)
-    return found
 
 
 def _tail(outer: Sequence[Any], inner: Sequence[Any]) -> list[tuple[Any, Any]]:
@@ -88,7 +79,7 @@ class _Flow:
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
             made = frozenset().union(*(self.of(v) for v in eqn.invars))
-            subs = _sub_jaxprs(eqn)
+            subs = sub_jaxprs(eqn.params)
             if subs:
                 self._enter(eqn, subs)
                 continue
@@ -143,7 +134,7 @@ def _in_order(jaxpr: Any) -> Iterator[tuple[str, Any]]:
     """("start" | "wait" | "compute", equation), in program order, sub-jaxprs where they stand."""
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
-        subs = _sub_jaxprs(eqn)
+        subs = sub_jaxprs(eqn.params)
         for sub in subs:
             yield from _in_order(sub)
         if name == "dma_start":

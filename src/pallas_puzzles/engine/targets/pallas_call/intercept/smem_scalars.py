@@ -9,16 +9,17 @@ read before the interpreter runs it, and the first such load or store is a findi
 A PRNG key loaded whole from SMEM is Mosaic's own exception (its key-load rule), and is allowed.
 
 Private entry point: the TPU interpreter's interpret_pallas_call, which gets the kernel's jaxpr
-(pallas_call/jax_private.py lists it with the versions checked); the jaxpr is read with
-jax.extend.core's public classes.
+(pallas_call/jax_private.py lists it with the versions checked); the jaxpr is read through its
+attributes (engine/jaxprs.py).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from pallas_puzzles.engine.jaxprs import sub_jaxprs
 from pallas_puzzles.engine.learner_lines import info_lines
 from pallas_puzzles.engine.targets.pallas_call import jax_private
 from pallas_puzzles.engine.targets.pallas_call.explain.lowering import meaning
@@ -30,27 +31,15 @@ from pallas_puzzles.results import Finding
 _installed = False
 
 
-def _sub_jaxprs(params: dict[str, Any]) -> Iterator[Any]:
-    """The jaxprs inside an equation's parameters (branches, loop bodies, scoped allocations)."""
-    from jax.extend import core
-
-    for value in params.values():
-        if isinstance(value, core.ClosedJaxpr):
-            yield value.jaxpr
-        elif isinstance(value, core.Jaxpr):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            yield from _sub_jaxprs(dict(enumerate(value)))
-
-
 def _is_key(aval: Any) -> bool:
     import jax
 
     return jax.dtypes.issubdtype(getattr(aval, "dtype", None), jax.dtypes.prng_key)
 
 
-def _vector_access(eqn: Any) -> str | None:
-    """"load" or "store" when the equation reads or writes more than one element of an SMEM ref."""
+def _vector_access(eqn: Any) -> tuple[str, Any] | None:
+    """("load" or "store", the value's aval) when the equation reads or writes more than one element of an
+    SMEM ref."""
     name = eqn.primitive.name
     if name not in ("get", "swap") or not eqn.invars:
         return None
@@ -59,18 +48,17 @@ def _vector_access(eqn: Any) -> str | None:
     value = eqn.outvars[0].aval if name == "get" else eqn.invars[1].aval
     if not getattr(value, "shape", ()) or (name == "get" and _is_key(value)):
         return None
-    return "load" if name == "get" else "store"
+    return ("load" if name == "get" else "store"), value
 
 
 def first_vector_access(jaxpr: Any) -> tuple[str, Any, Any] | None:
     """(load or store, the value's aval, its source_info) of the first SMEM access of more than one element,
     in program order."""
     for eqn in jaxpr.eqns:
-        kind = _vector_access(eqn)
-        if kind is not None:
-            value = eqn.outvars[0].aval if kind == "load" else eqn.invars[1].aval
-            return kind, value, eqn.source_info
-        for inner in _sub_jaxprs(eqn.params):
+        access = _vector_access(eqn)
+        if access is not None:
+            return *access, eqn.source_info
+        for inner in sub_jaxprs(eqn.params):
             found = first_vector_access(inner)
             if found is not None:
                 return found
