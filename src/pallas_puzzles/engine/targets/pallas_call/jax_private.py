@@ -50,7 +50,8 @@ TPU_PRIMITIVES = "jax._src.pallas.mosaic.primitives"  # make_async_copy's descri
 
 NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     # eager.py: interpreting op by op, callbacks called directly, MLIR contexts reused;
-    # intercept/smem_scalars.py reads each kernel's jaxpr on its way into the interpreter
+    # intercept/smem_scalars.py reads each kernel's jaxpr on its way into the interpreter, and
+    # intercept/aliased_outputs.py cuts its aliased outputs back to their declared shapes
     *names(INTERPRETER, "interpret_pallas_call", use="patched"),
     *names(PALLAS_CALL, "pallas_call_p.impl", use="patched"),
     *names(CALLBACK, "io_callback_p.impl", use="patched"),

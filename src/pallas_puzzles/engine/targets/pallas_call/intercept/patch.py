@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pallas_puzzles.engine.targets.pallas_call.intercept import (
+    aliased_outputs,
     call_reader,
     eager,
     grid_order,
@@ -97,6 +98,7 @@ def install() -> None:
     negative_indices.install()
     grid_order.install()
     smem_scalars.install()
+    aliased_outputs.install()
 
 
 def reset_interpreter() -> None:
