@@ -162,12 +162,33 @@ def test_a_deadlock_names_each_device_its_line_and_the_bytes(learner):
     (lambda w: Race(1, "vmem", Access("write", None, CopyInfo(0, 1, w(3)), w(3)), Access("write", 1, None, w(5)),
                     earlier_writes=1),
      FindingKind.DMA_SLOT_IN_USE, 3, "nothing told device 0 that the slot was free"),
+    (lambda w: Race(1, "vmem", Access("write", None, CopyInfo(1, 1, w(3)), w(3)), Access("read", 1, None, w(5)),
+                    shared=(w(4), CopyInfo(0, 1, w(6)))),
+     FindingKind.DMA_WRONG_COPY, 4, "its wait at line 4 counts bytes on a semaphore that the copy from device 0 "
+     "(started at line 6) signals too"),
+    (lambda w: Race(1, "vmem", Access("write", None, CopyInfo(0, 1, w(3)), w(3)), Access("read", 1, None, w(5)),
+                    shared=(w(4), CopyInfo(0, 1, w(3)))),
+     FindingKind.DMA_WRONG_COPY, 4, "the same line's copies of other steps signal too"),
 ])
 def test_each_problem_becomes_a_finding_with_its_line(learner, make, kind, line, words):
     finding = Explainer(learner, 4).finding(make(lambda n: at(learner, n)))
     assert finding.kind is kind and finding.devices == 4
     assert words in finding.message, finding.message
     assert line in [w.line for w in finding.where]
+
+
+def test_a_copy_shares_its_semaphore_with_another_copy_into_the_same_device_only():
+    monitor = Monitor()
+    own, neighbours, elsewhere = CopyInfo(1, 1, "own", recv_sem=7), CopyInfo(0, 1, "send", 5, 7), \
+        CopyInfo(0, 2, "send", 5, 7)
+    for dma_id, info in enumerate((own, neighbours, elsewhere)):
+        monitor.copy_made(dma_id, info)
+    assert monitor.shared_landing(own) is None  # nothing waited on it yet
+    monitor.dma_waited(1, 7, 4096, "own.wait")
+    assert monitor.shared_landing(own) == ("own.wait", neighbours)
+    monitor.copy_made(3, CopyInfo(2, 3, "alone", recv_sem=8))
+    monitor.dma_waited(3, 8, 4096, "alone.wait")
+    assert monitor.shared_landing(monitor.copies[3]) is None  # its semaphore is its own
 
 
 def test_a_long_wait_on_several_devices_is_left_to_the_targets_watchdog(monkeypatch):

@@ -11,7 +11,7 @@ import random
 import threading
 import time
 
-from pallas_puzzles.engine.targets.tpu_multichip.turns import Schedule, Turns
+from pallas_puzzles.engine.targets.tpu_multichip.turns import Schedule, Turns, schedules
 
 
 def run_devices(turns: Turns, devices: int, steps: int, jitter: random.Random) -> list[int]:
@@ -158,3 +158,11 @@ def test_a_blocked_device_whose_semaphore_changed_goes_before_ready_ones_of_lowe
 def test_the_priority_order_turns_round_when_reversed():
     forward, backward = Schedule(seed=5).order(6), Schedule(seed=5, reverse=True).order(6)
     assert sorted(forward) == list(range(6)) and backward == forward[::-1]
+
+
+def test_a_case_runs_in_both_priority_orders_and_lands_copies_in_both_orders():
+    first, second = schedules(11)
+    assert schedules(11) == (first, second)  # fixed by the seed: the same file, the same runs
+    assert not first.reverse and not first.oldest_first
+    assert second.reverse and second.oldest_first
+    assert second.order(5) == first.order(5)[::-1]

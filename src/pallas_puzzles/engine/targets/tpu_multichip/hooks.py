@@ -238,6 +238,7 @@ def install() -> None:
     _hook_kernel_edges(ipc)
     watch.hook_races(race_detection_state)
     semaphore_bounds.install()
+    dma_watch.land_oldest_first_when_asked(shared_memory)  # the second run's waits (turns.schedules)
     descriptors.keep()
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
     shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core

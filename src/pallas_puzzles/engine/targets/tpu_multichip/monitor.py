@@ -182,6 +182,17 @@ class Monitor:
         with self.lock:
             self.dma_waits[(device, sem_id)].append((size, where))
 
+    def shared_landing(self, copy: CopyInfo) -> tuple[Any, CopyInfo] | None:
+        """(the receiver's first wait on `copy`'s semaphore, another copy that signals it there), when one
+        does: that wait counts bytes and may end on the other copy's; None when the semaphore is the copy's own."""
+        with self.lock:
+            waits = self.dma_waits.get((copy.target, copy.recv_sem), [])
+            others = [info for info in self.copies.values()
+                      if info is not copy and info.target == copy.target and info.recv_sem == copy.recv_sem]
+            # another line's copy first: it says more than this line's copy of another step
+            other = next((info for info in others if info.where != copy.where), others[0] if others else None)
+        return (waits[0][1], other) if waits and other is not None else None
+
     def mixed_signals(self, device: int) -> tuple[Any, ...]:
         """(the wait's record, the signals' records) of a REGULAR semaphore `device` waited on and two or more
         devices signalled: a wait that may have taken one device's signal for another's; () when none."""

@@ -85,6 +85,8 @@ class Race:
     earlier_writes: int = 0  # other writes into the same window before: 0 means nothing was there to overwrite
     # The incoming copy's sender waited on a REGULAR semaphore that several devices signal: its wait, their signals
     mixed: tuple[Any, ...] = ()
+    # The incoming copy's semaphore is signalled by another copy too: (the receiver's wait on it, that copy)
+    shared: tuple[Any, CopyInfo] | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 The race detector reports two accesses to one device's buffer that nothing orders, one of them
 a write. Across chips that is one of these, each with its own advice:
-- a device reads, or sends on, what a copy brings before waiting for it (dma-read-before-wait);
+- a device reads, or sends on, what a copy brings before waiting for it (dma-read-before-wait), or
+  after a wait that another copy on the same semaphore ended (dma-wrong-copy);
 - a copy lands in a slot its receiver still uses (dma-slot-in-use): because the sender took a
   "slot free" signal meant for another slot (a semaphore two neighbours signal), because the
   slot is the wrong one (a buffer in HBM: each block has a slot of its own), or because nothing
@@ -46,6 +47,18 @@ def explain(said: Lines, p: Race) -> Finding:
     whose = "its" if device == p.owner else f"device {p.owner}'s"
     if other.kind == "read" and p.earlier_writes == 0:  # nothing was there before: it wanted this copy's data
         reads = f"sends on{at} part of {whose} {memory}" if other.copy is not None else f"reads {whose} {memory}{at}"
+        if p.shared is not None:  # it was waited for, on a semaphore another copy signals too
+            wait, rival = p.shared
+            if said.line(rival.where) == said.line(writer.where):
+                signals = "the same line's copies of other steps signal too, and it ended on one of theirs"
+            else:
+                signals = (f"the copy from device {rival.source} (started{_at(said.line(rival.where))}) signals "
+                           "too, and it ended on that copy's bytes")
+            return Finding(FindingKind.DMA_WRONG_COPY,
+                           f"Device {device} of {said.devices} {reads} before {incoming} has landed there: its wait"
+                           f"{_at(said.line(wait))} counts bytes on a semaphore that {signals}.",
+                           where=said.lines(other.where, wait, writer.where, rival.where),
+                           device=device, devices=said.devices)
         return Finding(FindingKind.DMA_READ_BEFORE_WAIT,
                        f"Device {device} of {said.devices} {reads} before {incoming} has landed there: nothing "
                        f"waited for that copy first.", explanation=_READ_EARLY, where=where, device=device,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import zlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,11 +31,6 @@ if TYPE_CHECKING:
     from pallas_puzzles.engine.targets.tpu_multichip.traffic import RingTraffic
     from pallas_puzzles.engine.targets.tpu_multichip.turns import Schedule
     from pallas_puzzles.results import CaseResult, Finding
-
-
-# Each case runs twice: its devices take turns by priorities drawn from the case's seed, then by the same
-# priorities reversed, so every pair of neighbours runs ahead of the other once (turns.Schedule).
-REVERSED = (False, True)
 
 
 class TpuMultichip(Target):
@@ -85,10 +81,12 @@ class TpuMultichip(Target):
         run = jax.jit(jax.shard_map(entry, mesh=mesh, in_specs=in_specs, out_specs=spec(*opts.out_specs),
                                     check_vma=False))
         from pallas_puzzles.engine.targets.tpu_multichip.monitor import MONITOR
+        from pallas_puzzles.engine.targets.tpu_multichip.turns import schedules
 
         MONITOR.idle.clear()  # refilled as the case's kernels are traced, in its first run
         result: CaseResult | None = None
-        for i, schedule in enumerate(schedules(case)):  # the same orders for every check of this puzzle
+        # seeded by the puzzle and the case: every check of a file runs the same orders, other cases others
+        for i, schedule in enumerate(schedules(zlib.crc32(f"{case.puzzle.name}/{case.index}".encode()))):
             result = self._run_once(case, session, opts, devices, run, placed, schedule, entry if i == 0 else None)
             if not result.passed:
                 break
@@ -157,6 +155,7 @@ class TpuMultichip(Target):
         from pallas_puzzles.engine.targets.tpu_multichip.turns import TURNS
 
         MONITOR.start()
+        session.dma_oldest_first = schedule.oldest_first
         TURNS.begin(devices, schedule, functools.partial(watch.deadlock, jax_private.interpreter()))
         try:
             with session_scope(session):
@@ -173,17 +172,6 @@ class TpuMultichip(Target):
             TURNS.end()
             MONITOR.stop()
         return got, launcher, None
-
-
-def schedules(case: Case) -> tuple[Schedule, ...]:
-    """The orders a case's devices take turns in: seeded by the puzzle and the case, so every check of
-    a file runs the same ones (a verdict never depends on luck), and other cases explore others."""
-    import zlib
-
-    from pallas_puzzles.engine.targets.tpu_multichip.turns import Schedule
-
-    seed = zlib.crc32(f"{case.puzzle.name}/{case.index}".encode())
-    return tuple(Schedule(seed, reverse) for reverse in REVERSED)
 
 
 def _failure(exc: BaseException, session: StrictSession, devices: int) -> Finding:

@@ -32,15 +32,25 @@ RUNNING, READY, HOLDING, BLOCKED, BARRIER, DONE = "running", "ready", "holding",
 class Schedule:
     """A seeded order of play: each device gets a priority, and of the devices that can go the one
     with the highest runs, so a device runs ahead until it must wait, then the next one does.
-    `reverse` turns the priorities round: each pair of devices then runs in the other order."""
+    `reverse` turns the priorities round: each pair of devices then runs in the other order.
+    `oldest_first`: of the copies pending on a semaphore, a wait lands the oldest first (else the
+    newest), so a wait meant for a device's own copy can end on a neighbour's that came earlier."""
 
     seed: int
     reverse: bool = False
+    oldest_first: bool = False
 
     def order(self, devices: int) -> tuple[int, ...]:
         """The devices from the highest priority to the lowest."""
         order = random.Random(self.seed).sample(range(devices), devices)
         return tuple(reversed(order)) if self.reverse else tuple(order)
+
+
+def schedules(seed: int) -> tuple[Schedule, ...]:
+    """The two runs of a case: its devices take turns by priorities drawn from `seed`, then by the same
+    priorities reversed with waits landing the oldest copy pending on their semaphore instead of the
+    newest, so every pair of neighbours runs ahead of the other once, and copies land in both orders."""
+    return Schedule(seed), Schedule(seed, reverse=True, oldest_first=True)
 
 
 class Turns:

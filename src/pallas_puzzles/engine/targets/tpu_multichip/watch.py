@@ -133,10 +133,11 @@ def _race(state: Any, kind: str, args: tuple[Any, ...], source_info: Any, overla
     # Writes into this window besides the racing ones: none means the reader wanted the racing copy's data.
     writes = sum(1 for entry in state.writes[key] if overlap(window, _entry(entry)[2]))
     earlier = writes - [first.kind, other.kind].count("write")
-    sender = next((a.copy.source for a in (first, other) if a.kind == "write" and a.copy is not None), None)
-    mixed = MONITOR.mixed_signals(sender) if sender is not None else ()
+    incoming = next((a.copy for a in (first, other) if a.kind == "write" and a.copy is not None), None)
+    mixed = MONITOR.mixed_signals(incoming.source) if incoming is not None else ()
+    shared = MONITOR.shared_landing(incoming) if incoming is not None else None
     return Race(owner=int(key[2]), memory=str(key[0]), first=first, second=other, step=step, earlier_writes=earlier,
-                mixed=mixed)
+                mixed=mixed, shared=shared)
 
 
 def _entry(entry: tuple[Any, ...]) -> tuple[Any, Any, Any, Any]:

@@ -75,6 +75,29 @@ class _OldestFirst(list):  # type: ignore[type-arg]
         return super().pop(0 if index == -1 else index)
 
 
+def _landing_oldest_first(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
+        session, core = active.session, int(global_core_id)
+        if session is not None and session.dma_oldest_first and type(self.tasks[core]) is list:
+            self.tasks[core] = _OldestFirst(self.tasks[core])
+        return original(self, value, global_core_id, *args, **kwargs)
+
+    return wait
+
+
+_lands_oldest_first = False
+
+
+def land_oldest_first_when_asked(shared_memory: Any) -> None:
+    """Semaphore waits land the oldest pending copy first while the session asks (dma_oldest_first);
+    installed once per process, by this target and the multi-chip one."""
+    global _lands_oldest_first
+    if not _lands_oldest_first:
+        shared_memory.Semaphore.wait = _landing_oldest_first(shared_memory.Semaphore.wait)
+        _lands_oldest_first = True
+
+
 class SemaphoreStall(RuntimeError):
     """A wait that nothing can end: no copy pending on the semaphore, its count unchanged."""
 
@@ -105,9 +128,6 @@ def _watch_wait(original: Callable[..., Any]) -> Callable[..., Any]:
     def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
         core = int(global_core_id)
         where = getattr(kwargs.get("logging_info"), "source_info", None)  # core_threads binds it to waits
-        session = active.session
-        if session is not None and session.dma_oldest_first and type(self.tasks[core]) is list:
-            self.tasks[core] = _OldestFirst(self.tasks[core])
         _waits[threading.get_ident()] = _Wait(self, int(value), core, bool(kwargs.get("has_tasks", False)),
                                               int(self.count_by_core[core]), time.monotonic(), where)
         try:
@@ -277,6 +297,7 @@ def install() -> None:
     core_threads.install()
     semaphore_bounds.install()
 
+    land_oldest_first_when_asked(shared_memory)
     shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
     shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core
     shared_memory.SharedMemory.check_failed = _watch_check_failed(shared_memory.SharedMemory.check_failed)
