@@ -82,6 +82,10 @@ NAMES = PrivateNames("pallas_call", CHECKED_ON, (
     *names(SHARED_MEMORY, "Semaphore.wait", "SharedMemory.allocate_buffer",
             "SharedMemory.get_sempahores_with_nonzero_count", use="patched"),
     *names(SHARED_MEMORY, "Semaphore.id", "Semaphore.count_by_core", "Semaphore.tasks", use="field"),
+    # semaphore_clocks.py: a wait ordered after the signals it takes, not after every signal so far
+    *names(SHARED_MEMORY, "Semaphore.signal", use="patched"),
+    *names(SHARED_MEMORY, "Semaphore.clocks", "Semaphore.cv", use="field"),
+    *names(SHARED_MEMORY, "Semaphore.detect_races"),
     # semaphore_bounds.py: an index past the end of an array of semaphores is refused, not clamped
     *names(INTERPRETER, "state_discharge", use="patched"),
     *names(SHARED_MEMORY, "SharedMemory.get_semaphores_and_increment_clock", use="patched"),

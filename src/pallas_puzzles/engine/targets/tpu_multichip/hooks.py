@@ -226,7 +226,12 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from pallas_puzzles.engine.targets.pallas_call.intercept import descriptors, dma_watch, semaphore_bounds
+    from pallas_puzzles.engine.targets.pallas_call.intercept import (
+        descriptors,
+        dma_watch,
+        semaphore_bounds,
+        semaphore_clocks,
+    )
 
     ipc, race_detection_state, shared_memory, iutils = (jax_private.interpreter(), jax_private.race_detection_state(),
                                                         jax_private.shared_memory(), jax_private.interpret_utils())
@@ -239,6 +244,7 @@ def install() -> None:
     watch.hook_races(race_detection_state)
     semaphore_bounds.install()
     dma_watch.land_oldest_first_when_asked(shared_memory)  # the second run's waits (turns.schedules)
+    semaphore_clocks.install()
     descriptors.keep()
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.
     shared_memory.SharedMemory.get_random_virtual_device_id = dma_watch._next_virtual_core

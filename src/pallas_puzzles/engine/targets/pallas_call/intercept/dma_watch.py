@@ -35,6 +35,7 @@ from pallas_puzzles.engine.targets.pallas_call.intercept import (
     descriptors,
     dma_ledger,
     semaphore_bounds,
+    semaphore_clocks,
 )
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictViolation, active
 from pallas_puzzles.findings import FindingKind
@@ -298,6 +299,7 @@ def install() -> None:
     semaphore_bounds.install()
 
     land_oldest_first_when_asked(shared_memory)
+    semaphore_clocks.install()
     shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
     shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core
     shared_memory.SharedMemory.check_failed = _watch_check_failed(shared_memory.SharedMemory.check_failed)
