@@ -22,4 +22,11 @@ def sentinel_for(dtype: Any) -> Any:
 
 def fill_for(dtype: Any, override: float | None) -> Any:
     """What an output element holds until a program writes it: the sentinel, or the case's own fill."""
-    return sentinel_for(dtype) if override is None else np.asarray(override, dtype)
+    if override is None or (np.isnan(override) and not _floating(dtype)):
+        return sentinel_for(dtype)
+    return np.asarray(override, dtype)
+
+
+def _floating(dtype: Any) -> bool:
+    dt = np.dtype(dtype)
+    return np.issubdtype(dt, np.floating) or dt.kind == "V" or "float" in dt.name

@@ -215,6 +215,8 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
                 f"{int(nan.sum())} element(s) of {name} are NaN or inf, and stay so when padding and unwritten "
                 f"memory hold other values: the kernel's own arithmetic makes them.",
                 where=m.stored_at, array=name),), m
+        if session.sentinel is not None and math.isnan(session.sentinel):  # output blocks started as NaN
+            return _started_as_nan(expected, got, again, nan, m, covered, name)
         if math.isnan(session.poison):  # NaN read from padding (the mismatch-nan text), or from scratch
             scratch = leftovers.scratch_read_first(session, probe, got, bad, name)
             return ((scratch,) if scratch is not None else ()), m
@@ -228,6 +230,23 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
             f"the kernel never wrote holds other values.",
             where=m.stored_at, array=name),), m
     return (), m
+
+
+def _started_as_nan(expected: np.ndarray, got: np.ndarray, again: np.ndarray, nan: np.ndarray, m: Mismatch,
+                    covered: np.ndarray | None, name: str) -> tuple[tuple[Finding, ...], Mismatch]:
+    """NaN where output blocks started as NaN (poison.py) and the probe, which starts them at PROBE_FILL,
+    gets numbers: elements the probe left at PROBE_FILL were never written; the others were read first,
+    in a way that hides a finite leftover (0 * z, a select) but not NaN, which a TPU's memory can hold."""
+    never = nan & (again == np.asarray(PROBE_FILL, again.dtype))
+    read_first = nan & ~never
+    if not read_first.any():
+        return (), _never_written(expected, got, m, covered, never)
+    return (Finding(
+        FindingKind.READ_BEFORE_WRITTEN,
+        f"{name} is read before it is written: {int(read_first.sum())} element(s) were stored, but their first "
+        "store built on what the block held before: here NaN, as a TPU's memory may hold, which even a "
+        "multiplication by zero keeps.",
+        where=m.stored_at, array=name),), m
 
 
 def _never_written(expected: np.ndarray, got: np.ndarray, m: Mismatch, covered: np.ndarray | None,

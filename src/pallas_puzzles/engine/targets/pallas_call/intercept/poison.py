@@ -9,7 +9,8 @@ ordinary size. The checker therefore changes the fill per shape case: NaN, then
 in turn +1e6, a value taken from the case's own inputs, and -1e6
 (StrictSession.poison). In the stale-data cases the output blocks start out
 holding that value too (StrictSession.sentinel), as a TPU's output buffers hold
-the previous block's data.
+the previous block's data; in the +1e6 cases they start as NaN, which a TPU's
+memory may also hold: only that shows an output "cleared" with z_ref[...] * 0.
 
 The interpreter has no public option for the value ("nan" or "zero" only), so
 this replaces its one private helper, get_uninitialized_value, that every fill
@@ -44,7 +45,8 @@ def unwritten_memory(index: int, inputs: Sequence[np.ndarray] = ()) -> tuple[flo
     """What memory no program wrote holds in shape case `index`: (padding and scratch, output
     blocks before their first write; None there: the sentinel that marks elements never written).
 
-    Case 0 reads NaN (the clearest symptom); then, in turn, +1e6, stale data, -1e6.
+    Case 0 reads NaN (the clearest symptom); then, in turn, +1e6 with output blocks starting as NaN
+    (a kernel that "clears" one by multiplying it by zero keeps the NaN), stale data, -1e6.
     """
     if index == 0:
         return math.nan, None
@@ -52,7 +54,9 @@ def unwritten_memory(index: int, inputs: Sequence[np.ndarray] = ()) -> tuple[flo
     if turn == 1:
         stale = stale_value(inputs)
         return stale, stale
-    return (GARBAGE if turn == 0 else -GARBAGE), None
+    if turn == 0:
+        return GARBAGE, math.nan
+    return -GARBAGE, None
 
 
 def stale_value(inputs: Sequence[np.ndarray]) -> float:
