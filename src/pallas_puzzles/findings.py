@@ -95,6 +95,7 @@ class FindingKind(Enum):
     CORE_COUNT = "core-count"
     CORE_BARRIER = "core-barrier"
     NOT_IN_PLACE = "not-in-place"
+    INPUT_WRITTEN = "input-written"
     STATIC_GRID = "static-grid"
     SAME_RANDOM_BLOCKS = "same-random-blocks"
     KEY_IGNORED = "key-ignored"

@@ -19,10 +19,10 @@ from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.case import Case
 from pallas_puzzles.engine.compare import compare
 from pallas_puzzles.engine.targets.pallas_call import launcher_trace, launcher_traffic, probe
-from pallas_puzzles.engine.targets.pallas_call.explain import cause
+from pallas_puzzles.engine.targets.pallas_call.explain import cause, inputs_written
 from pallas_puzzles.engine.targets.pallas_call.explain.launcher_lines import argument_line
 from pallas_puzzles.engine.targets.pallas_call.explain.runtime import diagnose, wrong_out_shape
-from pallas_puzzles.engine.targets.pallas_call.intercept import call_reader, dma_watch, poison
+from pallas_puzzles.engine.targets.pallas_call.intercept import call_reader, landing_order, poison
 from pallas_puzzles.engine.targets.pallas_call.intercept.session import StrictSession, session_scope
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.perf.budget import check_budget
@@ -37,8 +37,8 @@ def new_session(case: Case) -> StrictSession:
     return StrictSession(backend=case.backend, learner_file=str(case.learner_file),
                          allow_revisits=puzzle.revisits_allowed, cores=puzzle.cores,
                          detect_races=puzzle.detect_races, seed=case.index,
-                         reverse_parallel=case.index == 0, dma_mode=dma_watch.mode_for_case(case.index),
-                         dma_oldest_first=dma_watch.oldest_first_for_case(case.index),
+                         reverse_parallel=case.index == 0, dma_mode=landing_order.mode_for_case(case.index),
+                         dma_oldest_first=landing_order.oldest_first_for_case(case.index),
                          tpu_block_rules=puzzle.tpu_only and case.backend.interprets)
 
 
@@ -103,7 +103,8 @@ def run(case: Case, entry: Callable[..., Any], reset: Callable[[], None], cost_c
     if isinstance(got, (tuple, list)) and len(got) == 1:
         got = got[0]
     # A copy nobody waited for comes first: what the output holds is then a matter of chance.
-    problem = session.unbalanced[0] if session.unbalanced else shape_finding(expected, got, session)
+    problem = session.unbalanced[0] if session.unbalanced else (inputs_written.finding(session)
+                                                                 or shape_finding(expected, got, session))
     if problem is not None:
         return finish(case, session, False, problem)
     block, covered = output_layout(session, tuple(expected.shape))

@@ -229,6 +229,7 @@ def install() -> None:
     from pallas_puzzles.engine.targets.pallas_call.intercept import (
         descriptors,
         dma_watch,
+        landing_order,
         semaphore_bounds,
         semaphore_clocks,
     )
@@ -243,7 +244,7 @@ def install() -> None:
     _hook_kernel_edges(ipc)
     watch.hook_races(race_detection_state)
     semaphore_bounds.install()
-    dma_watch.land_oldest_first_when_asked(shared_memory)  # the second run's waits (turns.schedules)
+    landing_order.install(shared_memory)  # the second run's waits (turns.schedules)
     semaphore_clocks.install()
     descriptors.keep()
     # Each copy its own coordinate in the race detector's clocks (see dma_watch), so no race is missed by chance.

@@ -34,6 +34,7 @@ from pallas_puzzles.engine.targets.pallas_call.intercept import (
     core_waits,
     descriptors,
     dma_ledger,
+    landing_order,
     semaphore_bounds,
     semaphore_clocks,
 )
@@ -51,52 +52,6 @@ class RaceReport(RuntimeError):
     def __init__(self, report: str, copies: int) -> None:
         super().__init__(report)
         self.copies = copies
-
-
-def mode_for_case(index: int) -> str:
-    """When copies land in a shape case, as hardware may do either: only when a wait needs their
-    bytes in even cases (so a wait that another copy satisfies leaves the awaited data unlanded);
-    at their start in odd ones (so a copy that lands early overwrites what is still being read).
-    The race detector sees a read that does not wait in both."""
-    return "on_wait" if index % 2 == 0 else "eager"
-
-
-def oldest_first_for_case(index: int) -> bool:
-    """Which of the copies pending on a semaphore a wait lands first, in the cases whose copies land
-    when waited for: the newest in cases 0, 4, ... (so a wait meant for an older copy ends with the
-    newer one's bytes), the oldest in cases 2, 6, ... (so one meant for the newer ends with the older's).
-    Fixed per case: every check of a file sees the same orders."""
-    return index % 4 == 2
-
-
-class _OldestFirst(list):  # type: ignore[type-arg]
-    """A semaphore's pending copies, handed out oldest first (the interpreter pops the newest)."""
-
-    def pop(self, index: Any = -1) -> Any:
-        return super().pop(0 if index == -1 else index)
-
-
-def _landing_oldest_first(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def wait(self: Any, value: Any, global_core_id: Any, *args: Any, **kwargs: Any) -> Any:
-        session, core = active.session, int(global_core_id)
-        if session is not None and session.dma_oldest_first and type(self.tasks[core]) is list:
-            self.tasks[core] = _OldestFirst(self.tasks[core])
-        return original(self, value, global_core_id, *args, **kwargs)
-
-    return wait
-
-
-_lands_oldest_first = False
-
-
-def land_oldest_first_when_asked(shared_memory: Any) -> None:
-    """Semaphore waits land the oldest pending copy first while the session asks (dma_oldest_first);
-    installed once per process, by this target and the multi-chip one."""
-    global _lands_oldest_first
-    if not _lands_oldest_first:
-        shared_memory.Semaphore.wait = _landing_oldest_first(shared_memory.Semaphore.wait)
-        _lands_oldest_first = True
 
 
 class SemaphoreStall(RuntimeError):
@@ -298,7 +253,7 @@ def install() -> None:
     core_threads.install()
     semaphore_bounds.install()
 
-    land_oldest_first_when_asked(shared_memory)
+    landing_order.install(shared_memory)
     semaphore_clocks.install()
     shared_memory.Semaphore.wait = _watch_wait(shared_memory.Semaphore.wait)
     shared_memory.SharedMemory.get_random_virtual_device_id = _next_virtual_core

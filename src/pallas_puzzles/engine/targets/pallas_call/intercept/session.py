@@ -58,7 +58,7 @@ class StrictSession:
     # another, so only that target's watchdog, which sees every device, may call a wait stuck.
     multi_device: bool = False
     # When a manual copy lands: "eager" (at its start) or "on_wait" (only when a wait needs its bytes).
-    # Hardware may do either, so cases alternate (dma_watch.mode_for_case).
+    # Hardware may do either, so cases alternate (landing_order.mode_for_case).
     dma_mode: str = "eager"
     # With "on_wait": a wait lands the oldest of the copies pending on its semaphore first (else the newest).
     dma_oldest_first: bool = False
