@@ -148,13 +148,17 @@ def _watched_init(original: Callable[..., Any]) -> Callable[..., Any]:
         self._pp_last_arrival = None
         self._pp_copy = None  # the line of a TMA copy among this phase's arrivals
         self._pp_copied_phases = {}  # phase completed by arrivals that include a TMA copy -> its line
+        self._pp_waits = {}  # each warpgroup (or warp) that waited on it -> the line of its first wait
 
     return __init__
 
 
-def _misuse(barrier: Any, reason: str, line: SourceLine | None) -> BarrierMisuse:
+def _misuse(barrier: Any, reason: str, line: SourceLine | None, thread: Any = None) -> BarrierMisuse:
+    others = tuple(dict.fromkeys(where for who, where in getattr(barrier, "_pp_waits", {}).items()
+                                 if who != thread and where is not None and where != line))
     return BarrierMisuse(reason=reason, num_arrivals=int(barrier.num_arrivals), arrivals=int(barrier.arrivals_count),
-                         phase=int(barrier.phase), line=line, last_arrival=getattr(barrier, "_pp_last_arrival", None))
+                         phase=int(barrier.phase), line=line, last_arrival=getattr(barrier, "_pp_last_arrival", None),
+                         other_waits=others)
 
 
 def _arrive(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -187,13 +191,15 @@ def _wait(original: Callable[..., Any]) -> Callable[..., Any]:
     def _wait(self: Any, thread: Any, *args: Any, **kwargs: Any) -> Any:
         seen = self.last_observed_phase_by_thread.get(thread)
         _tls.thread = thread
+        if active.record is not None and thread not in self.__dict__.setdefault("_pp_waits", {}):
+            self._pp_waits[thread] = line_of(current_op()[1])
         try:
             return original(self, thread, *args, **kwargs)
         except ValueError as exc:  # this warpgroup skipped a phase, or joined the barrier late
             if active.record is None:
                 raise
             reason = "late-first-wait" if seen is None else "missed-phase"
-            raise BarrierRuleBroken(_misuse(self, reason, line_of(current_op()[1]))) from exc
+            raise BarrierRuleBroken(_misuse(self, reason, line_of(current_op()[1]), thread)) from exc
         finally:
             _tls.thread = None
             _last_activity[0] = time.monotonic()

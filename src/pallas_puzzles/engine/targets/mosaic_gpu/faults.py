@@ -165,6 +165,13 @@ def misuse_finding(m: BarrierMisuse) -> Finding:
     if m.reason == "late-first-wait":
         message = (f"This warpgroup waits on the barrier for the first time after {m.phase} of its phases "
                    "completed: a warpgroup that waits on a barrier must wait for every phase of it.")
+        if m.other_waits:  # the phases went by while another warpgroup's wait on this barrier let it run on
+            message = (f"The warpgroup that waits {_at(m.line)} waits on its barrier for the first time after "
+                       f"{m.phase} of its phases completed, and another warpgroup waits on the same barrier "
+                       f"{_at(m.other_waits[0])}: if that wait was meant for another barrier (a slot coming "
+                       "free, say), it is the one to change. A warpgroup that waits on a barrier must wait for "
+                       "every phase of it.")
+            return Finding(FindingKind.BARRIER_PHASE, message, where=_lines(m.other_waits[0], m.line, m.last_arrival))
     elif m.reason == "unobserved-phase":
         message = (f"The arrival {_at(m.line)} completed a second phase of a barrier (num_arrivals="
                    f"{m.num_arrivals}) before any warpgroup had waited for its first: each phase must be "

@@ -62,6 +62,7 @@ class BarrierMisuse:
     phase: int
     line: SourceLine | None  # the copy/arrive/wait that broke the rule
     last_arrival: SourceLine | None = None  # for pending arrivals: the copy or arrive that was never consumed
+    other_waits: tuple[SourceLine, ...] = ()  # where other warpgroups first waited on the same barrier
 
 
 @dataclass(frozen=True)
