@@ -191,6 +191,12 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
     if rerun is None or rerun.output.shape != got.shape:
         return (), m
     again = rerun.output
+    started_nan = session.sentinel is not None and math.isnan(session.sentinel)  # output blocks started as NaN
+    if started_nan:  # what the probe (its blocks start at PROBE_FILL) left at PROBE_FILL was never written
+        never = nan & (again == np.asarray(PROBE_FILL, again.dtype))
+        if never.any():
+            looks_unwritten, nan = never, nan & ~never
+            m = _never_written(expected, got, m, covered, never)
     if looks_unwritten.any():
         read_first = looks_unwritten & (again != np.asarray(PROBE_FILL, again.dtype))
         if read_first.any():
@@ -207,7 +213,8 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
                 f"is guarded by the pl.when at line {whens[0].line}, and its condition was never true at any "
                 f"grid point that visits those blocks.",
                 where=_lines(whens, m.stored_at), array=name),), m
-        return (), m
+        if not (started_nan and nan.any()):  # else: some elements were never written, and others read first
+            return (), m
     if nan.any():
         if not np.isfinite(again[nan].astype(np.float64)).all():
             return (Finding(
@@ -215,8 +222,8 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
                 f"{int(nan.sum())} element(s) of {name} are NaN or inf, and stay so when padding and unwritten "
                 f"memory hold other values: the kernel's own arithmetic makes them.",
                 where=m.stored_at, array=name),), m
-        if session.sentinel is not None and math.isnan(session.sentinel):  # output blocks started as NaN
-            return _started_as_nan(expected, got, again, nan, m, covered, name)
+        if started_nan:
+            return (_read_through_nan(nan, m, name),), m
         if math.isnan(session.poison):  # NaN read from padding (the mismatch-nan text), or from scratch
             scratch = leftovers.scratch_read_first(session, probe, got, bad, name)
             return ((scratch,) if scratch is not None else ()), m
@@ -232,21 +239,15 @@ def explain(expected: np.ndarray, got: np.ndarray, m: Mismatch, session: StrictS
     return (), m
 
 
-def _started_as_nan(expected: np.ndarray, got: np.ndarray, again: np.ndarray, nan: np.ndarray, m: Mismatch,
-                    covered: np.ndarray | None, name: str) -> tuple[tuple[Finding, ...], Mismatch]:
-    """NaN where output blocks started as NaN (poison.py) and the probe, which starts them at PROBE_FILL,
-    gets numbers: elements the probe left at PROBE_FILL were never written; the others were read first,
-    in a way that hides a finite leftover (0 * z, a select) but not NaN, which a TPU's memory can hold."""
-    never = nan & (again == np.asarray(PROBE_FILL, again.dtype))
-    read_first = nan & ~never
-    if not read_first.any():
-        return (), _never_written(expected, got, m, covered, never)
-    return (Finding(
+def _read_through_nan(nan: np.ndarray, m: Mismatch, name: str) -> Finding:
+    """NaN where output blocks started as NaN (poison.py) and the probe got numbers: the kernel read the
+    blocks first, in a way that hides a finite leftover (0 * z) but not NaN, which a TPU's memory can hold."""
+    return Finding(
         FindingKind.READ_BEFORE_WRITTEN,
-        f"{name} is read before it is written: {int(read_first.sum())} element(s) were stored, but their first "
+        f"{name} is read before it is written: {int(nan.sum())} element(s) were stored, but their first "
         "store built on what the block held before: here NaN, as a TPU's memory may hold, which even a "
         "multiplication by zero keeps.",
-        where=m.stored_at, array=name),), m
+        where=m.stored_at, array=name)
 
 
 def _never_written(expected: np.ndarray, got: np.ndarray, m: Mismatch, covered: np.ndarray | None,
