@@ -120,6 +120,14 @@ def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
     where = tuple(line for *_, line in lines if line is not None)
     by_copy = [entry for entry in lines if entry[2]]
     by_core = [entry for entry in lines if not entry[2]]
+    reader = next((entry for entry in by_copy if entry[0] == "read"), None)
+    writer = next((entry for entry in by_copy if entry[0] == "write"), None)
+    if reader is not None and writer is not None:  # a copy out of a buffer while another copy fills it
+        space, (read_at, write_at) = writer[1].upper(), (_at_line(entry[3]) for entry in (reader, writer))
+        return Finding(FindingKind.DMA_SLOT_IN_USE,
+                       f"The copy started{write_at} writes a {space} window that the copy started{read_at} reads "
+                       "from: nothing orders the two, so what it copies out may be the old data or the new. Wait "
+                       "for one copy before starting the other.", where=where, detail=text)
     if len(by_copy) >= 2:  # two copies into one window, the first not yet waited on
         starts = [f"line {entry[3].line}" for entry in by_copy if entry[3] is not None]
         return Finding(FindingKind.DMA_SLOT_IN_USE,
@@ -153,6 +161,10 @@ def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
                    f"Cores {' and '.join(map(str, cores))} access the same {space} block with nothing ordering "
                    f"them, and at least one of them writes it.",
                    where=tuple(dict.fromkeys(where)), detail=text)
+
+
+def _at_line(line: SourceLine | None) -> str:
+    return f" at line {line.line}" if line is not None else ""
 
 
 def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
