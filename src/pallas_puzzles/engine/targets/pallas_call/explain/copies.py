@@ -17,7 +17,8 @@ def _first(copy: Copy, learner_file: str) -> SourceLine | None:
     return lines[0] if lines else None
 
 
-def _at(line: SourceLine | None) -> str:
+def at_line(line: SourceLine | None) -> str:
+    """' at line N', or nothing when the line is unknown: for 'the copy started at line N'."""
     return f" at line {line.line}" if line is not None else ""
 
 
@@ -51,13 +52,13 @@ def overtaken(late: Copy, learner_file: str, reader: SourceLine | None, reading:
     waited = info_lines(late.overtaking_wait, learner_file)[:1]
     if reader is not None:
         head = (f"Line {reader.line} {'reads' if reading else 'writes'} a buffer before the copy "
-                f"started{_at(started)} into it had landed")
+                f"started{at_line(started)} into it had landed")
     else:
-        head = f"The copy started{_at(started)} was still in flight after the wait meant for it"
+        head = f"The copy started{at_line(started)} was still in flight after the wait meant for it"
     return Finding(
         FindingKind.DMA_WRONG_COPY,
-        f"{head}: the wait{_at(waited[0] if waited else None)} was ended by the bytes of another copy on the "
-        f"same semaphore, started{_at(other)}.",
+        f"{head}: the wait{at_line(waited[0] if waited else None)} was ended by the bytes of another copy on the "
+        f"same semaphore, started{at_line(other)}.",
         where=tuple(dict.fromkeys(line for line in (reader, *waited, started, other) if line is not None)),
         detail=detail)
 
@@ -67,6 +68,6 @@ def output_not_waited(copy: Copy, learner_file: str, fallback: tuple[SourceLine,
     line = _first(copy, learner_file)
     return Finding(
         FindingKind.DMA_NOT_WAITED,
-        f"The copy started{_at(line)} into an output left in HBM was never waited on: Pallas reads the output "
+        f"The copy started{at_line(line)} into an output left in HBM was never waited on: Pallas reads the output "
         "when the kernel ends, whether or not the copy has landed.",
         where=(line,) if line is not None else fallback, detail=detail)

@@ -22,6 +22,7 @@ from pallas_puzzles.engine.learner_lines import (
 )
 from pallas_puzzles.engine.targets.pallas_call.explain import copies
 from pallas_puzzles.engine.targets.pallas_call.explain import cores as core_races
+from pallas_puzzles.engine.targets.pallas_call.explain.copies import at_line
 from pallas_puzzles.engine.targets.pallas_call.intercept import core_waits
 from pallas_puzzles.engine.targets.pallas_call.intercept.dma_watch import (
     DMA_ID_START,
@@ -123,11 +124,11 @@ def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
     reader = next((entry for entry in by_copy if entry[0] == "read"), None)
     writer = next((entry for entry in by_copy if entry[0] == "write"), None)
     if reader is not None and writer is not None:  # a copy out of a buffer while another copy fills it
-        space, (read_at, write_at) = writer[1].upper(), (_at_line(entry[3]) for entry in (reader, writer))
         return Finding(FindingKind.DMA_SLOT_IN_USE,
-                       f"The copy started{write_at} writes a {space} window that the copy started{read_at} reads "
-                       "from: nothing orders the two, so what it copies out may be the old data or the new. Wait "
-                       "for one copy before starting the other.", where=where, detail=text)
+                       f"The copy started{at_line(writer[3])} writes a {writer[1].upper()} window that the copy "
+                       f"started{at_line(reader[3])} reads from: nothing orders the two, so what it copies out may "
+                       "be the old data or the new. Wait for one copy before starting the other.",
+                       where=where, detail=text)
     if len(by_copy) >= 2:  # two copies into one window, the first not yet waited on
         starts = [f"line {entry[3].line}" for entry in by_copy if entry[3] is not None]
         return Finding(FindingKind.DMA_SLOT_IN_USE,
@@ -161,10 +162,6 @@ def _race(text: str, copies: int | None, session: StrictSession) -> Finding:
                    f"Cores {' and '.join(map(str, cores))} access the same {space} block with nothing ordering "
                    f"them, and at least one of them writes it.",
                    where=tuple(dict.fromkeys(where)), detail=text)
-
-
-def _at_line(line: SourceLine | None) -> str:
-    return f" at line {line.line}" if line is not None else ""
 
 
 def _stall(stall: SemaphoreStall, session: StrictSession) -> Finding:
