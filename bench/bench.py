@@ -175,7 +175,8 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
         WatchLoop,
         start_observer,
     )
-    from pallas_puzzles.worker.client import Worker, learner_limits
+    from pallas_puzzles.worker.by_target import WorkersByTarget
+    from pallas_puzzles.worker.client import learner_limits
     from pallas_puzzles.workspace.folder import init_workspace
     from pallas_puzzles.workspace.progress import Progress
 
@@ -193,10 +194,11 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
         wrong = solution if name else solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
         assert name or wrong != solution
         events: EventQueue = queue.Queue()
-        with Worker("interpret", target=puzzle.target, limits=learner_limits()) as worker:  # as watch's
-            worker.start()
+        with WorkersByTarget("interpret", limits=learner_limits()) as worker:  # watch's checkers
+            worker.start(puzzle.target)
             warm = puzzle if name else course.find(1)
             worker.check(warm, ws.exercise(warm))  # warm the worker like a watch session does
+            worker.wait_until_ready(puzzle.target)  # a second checker sharing the checks, where there is one
             observer, _ = start_observer(ws.exercises, PuzzleFileHandler({p.file for p in course.puzzles}, events),
                                          poll=False)
             with open(os.devnull, "w") as devnull:

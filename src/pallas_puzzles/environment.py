@@ -57,8 +57,9 @@ CACHE_DIR = Variable(
     "(default: `pallas-puzzles/jax/` and `pallas-puzzles/spec-outputs/` in the user's cache folder).")
 FAST = Variable(
     "PALLAS_PUZZLES_FAST",
-    "`0` turns off the checker's fast path (warm checkers, numpy for common operations) and the specs' "
-    "stored answers, to compare verdicts or rule the speed-ups out.")
+    "`0` turns off the checker's fast path (warm checkers, numpy for common operations, two checkers sharing "
+    "each check of the multi-chip and GPU chapters in watch) and the specs' stored answers, to compare "
+    "verdicts or rule the speed-ups out.")
 FAST_COMPILE = Variable(
     "PALLAS_PUZZLES_FAST_COMPILE",
     "`0` turns off the XLA flags that make the checker's programs cheap to compile.")

@@ -231,6 +231,15 @@ class CaseResult:
         return self.mismatch.kind if self.mismatch is not None else None
 
 
+@dataclass(frozen=True)
+class CaseSpan:
+    """The shape cases from `start` up to `stop` (by index): the part of a check one process runs when
+    two share it (worker/split.py)."""
+
+    start: int
+    stop: int
+
+
 @dataclass
 class CheckResult:
     number: int

@@ -28,7 +28,7 @@ from pallas_puzzles.engine.integrity import file_rules, guard
 from pallas_puzzles.engine.learner_lines import make_line, read_source, remember_source
 from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.results import CaseSpan, CheckResult, Finding
 
 _module_counter = itertools.count()
 
@@ -123,24 +123,31 @@ def _target(name: str) -> Target:
 
 
 def check_puzzle(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode = Mode.RUN,
-                 fail_fast: bool = True, target: Target | None = None, timed_runs: int = 0) -> CheckResult:
+                 fail_fast: bool = True, target: Target | None = None, timed_runs: int = 0,
+                 cases: CaseSpan | None = None) -> CheckResult:
     """Check a learner's file for one puzzle on one backend (or only lower it for a TPU).
 
     `target` is the started target this process checks with; by default the one that runs the
     puzzle's chapter on `backend` in `mode`, started here (tests and scripts). `timed_runs`: on an
-    accelerator, also time each passing case over that many compiled calls.
+    accelerator, also time each passing case over that many compiled calls. `cases`: only the shape
+    cases from `start` up to `stop`, for a part of a check another process shares (worker/split.py);
+    a part that starts past the first case leaves out what loading the file printed, which the first
+    part reports.
     """
-    def load_and_run(result: CheckResult) -> None:
+    def load_and_run(result: CheckResult, printed: io.StringIO) -> None:
         entry = _load(result, puzzle, learner_file)
         if entry is not None:
+            if cases is not None and cases.start > 0:
+                printed.seek(0)
+                printed.truncate()
             started = target or _target(targets.partner_name(puzzle.target, backend, mode) or puzzle.target)
-            _run_cases(result, puzzle, entry, learner_file, backend, started, fail_fast, timed_runs)
+            _run_cases(result, puzzle, entry, learner_file, backend, started, fail_fast, timed_runs, cases)
 
     return _checked(puzzle, learner_file, backend, mode, load_and_run)
 
 
 def _checked(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode,
-             body: Callable[[CheckResult], None]) -> CheckResult:
+             body: Callable[[CheckResult, io.StringIO], None]) -> CheckResult:
     """A result filled by `body`, timed and with what the learner's code printed; when the puzzle
     cannot run here it holds only the refusal (commands refuse earlier)."""
     start = time.perf_counter()
@@ -152,7 +159,7 @@ def _checked(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode,
         return result
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), guard.watching(puzzle, str(learner_file)) as watch:
-        body(result)
+        body(result, printed)
     if watch.found:  # the learner's code read the course's files: whatever the cases said, that comes first
         result.findings.insert(0, watch.found[0])
         result.passed = False
@@ -162,9 +169,11 @@ def _checked(puzzle: Puzzle, learner_file: Path, backend: Backend, mode: Mode,
 
 
 def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Path, backend: Backend,
-               target: Target, fail_fast: bool, timed_runs: int = 0) -> None:
-    cases = puzzle.cases_for(backend)
-    for index, sizes in enumerate(cases):
+               target: Target, fail_fast: bool, timed_runs: int = 0, span: CaseSpan | None = None) -> None:
+    every = puzzle.cases_for(backend)
+    span = span or CaseSpan(0, len(every))
+    cases = every[span.start:span.stop]
+    for index, sizes in enumerate(cases, start=span.start):
         running = Case(puzzle, index, sizes, learner_file, backend, timed_runs)
         try:
             case = target.run_case(running, entry)
@@ -173,10 +182,11 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
             case = running.done(False, exit_finding(exc, str(learner_file), importing=False))
         result.cases.append(case)
         if not case.passed and fail_fast:
-            result.skipped_cases = len(cases) - index - 1
+            result.skipped_cases = span.stop - index - 1
             break
     passed = all(c.passed for c in result.cases) and len(result.cases) == len(cases)
-    late = target.after_cases(puzzle, entry, learner_file, backend) if passed else None
+    # the checks after every case belong to the part that ends with the last case
+    late = target.after_cases(puzzle, entry, learner_file, backend) if passed and span.stop == len(every) else None
     result.cases += [late] if late is not None else []
     result.passed = passed and late is None
 
@@ -192,4 +202,4 @@ def check_function(puzzle: Puzzle, entry: Any, backend: Backend, target: Target,
     code = getattr(inspect.unwrap(entry), "__code__", None)
     learner_file = Path(code.co_filename if code is not None else "<function>")
     return _checked(puzzle, learner_file, backend, Mode.RUN,
-                    lambda result: _run_cases(result, puzzle, entry, learner_file, backend, target, fail_fast))
+                    lambda result, _: _run_cases(result, puzzle, entry, learner_file, backend, target, fail_fast))

@@ -5,7 +5,8 @@ checker process set up for it (a host device count, other hooks). This keeps
 the checkers of the last KEPT_CHECKERS targets used, so going back a chapter
 costs nothing, and cancels whichever one is running. An older one is stopped:
 each idle checker holds 150-300 MiB, and a session through the whole course
-would otherwise keep one JAX process per target.
+would otherwise keep one JAX process per target. A target whose cases are slow
+gets two checkers that share each check (worker/split.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CheckResult
 from pallas_puzzles.worker.client import Limits, Worker
+from pallas_puzzles.worker.split import SharedChecker, shares
 
 KEPT_CHECKERS = 2  # the current chapter's and the one before
 
@@ -26,7 +28,7 @@ class WorkersByTarget:
         self.requested = requested
         self.mode = mode
         self.limits = limits
-        self.workers: dict[str, Worker] = {}
+        self.workers: dict[str, Worker | SharedChecker] = {}
         self.warning: str | None = None
         self._starting = threading.Lock()  # one start at a time: the loop's checks and `prepare`'s
 
@@ -36,7 +38,7 @@ class WorkersByTarget:
             return self._start(target)
 
     def _start(self, target: str) -> Backend:
-        worker = self.workers.pop(target, None) or Worker(self.requested, self.mode, target, self.limits)
+        worker = self.workers.pop(target, None) or self._new(target)
         self.workers[target] = worker  # the most recently used last
         if worker.backend is None:
             try:
@@ -49,11 +51,22 @@ class WorkersByTarget:
             return backend
         return worker.backend
 
+    def _new(self, target: str) -> Worker | SharedChecker:
+        """A checker for `target`: two sharing each check where its cases are slow (worker/split.py)."""
+        if self.mode is Mode.RUN and shares(target):
+            return SharedChecker(self.requested, self.mode, target, self.limits)
+        return Worker(self.requested, self.mode, target, self.limits)
+
     def _stop_least_recent(self) -> None:
         """Stop the checkers beyond KEPT_CHECKERS, least recently used first; never one that is checking."""
         idle = [target for target, worker in list(self.workers.items())[:-1] if not worker.busy]
         for target in idle[:max(0, len(self.workers) - KEPT_CHECKERS)]:
             self.workers.pop(target).stop()
+
+    def wait_until_ready(self, target: str, timeout: float = 60.0) -> bool:
+        """Wait until `target`'s checker shares its checks, where it will (benchmarks measure that state)."""
+        worker = self.workers.get(target)
+        return not isinstance(worker, SharedChecker) or worker.wait_until_shared(timeout)
 
     def prepare(self, puzzle: Puzzle) -> None:
         """Start `puzzle`'s checker in the background if it is not running: the learner is about to

@@ -65,7 +65,7 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
         previous = puzzle.name
         try:
             result = check_puzzle(puzzle, Path(message.file), started.backend, mode, fail_fast=message.fail_fast,
-                                  target=started.target, timed_runs=message.timed_runs)
+                                  target=started.target, timed_runs=message.timed_runs, cases=message.cases)
         except Exception:  # a bug of ours: report it rather than die silently
             result = CheckResult(
                 number=puzzle.number, name=puzzle.name, file=message.file, backend=started.backend.name,

@@ -23,7 +23,7 @@ from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.course.reader import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.results import CaseSpan, CheckResult, Finding
 from pallas_puzzles.source_line import SourceLine
 from pallas_puzzles.worker import launch
 from pallas_puzzles.worker.protocol import (
@@ -171,22 +171,24 @@ class Worker:
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def check(self, puzzle: Puzzle, file: Path, fail_fast: bool = True, timed_runs: int = 0) -> CheckResult:
-        """Check one file; raises CheckCancelled if cancel() was called meanwhile."""
+    def check(self, puzzle: Puzzle, file: Path, fail_fast: bool = True, timed_runs: int = 0,
+              cases: CaseSpan | None = None) -> CheckResult:
+        """Check one file (only `cases`, when given); raises CheckCancelled if cancel() was called meanwhile."""
         with self._busy:
             self._cancelled.clear()
             if not self.alive:
                 self.stop()
                 self.start()
-            return self._check_started(puzzle, file, fail_fast, timed_runs)
+            return self._check_started(puzzle, file, fail_fast, timed_runs, cases)
 
-    def _check_started(self, puzzle: Puzzle, file: Path, fail_fast: bool, timed_runs: int) -> CheckResult:
+    def _check_started(self, puzzle: Puzzle, file: Path, fail_fast: bool, timed_runs: int,
+                       cases: CaseSpan | None) -> CheckResult:
         channel = self._channel
         assert channel is not None and self.backend is not None
         started = time.perf_counter()
         limit = self.limits.seconds or time_limit(puzzle)
         try:
-            channel.send(CheckRequest(puzzle, str(file), fail_fast, timed_runs))
+            channel.send(CheckRequest(puzzle, str(file), fail_fast, timed_runs, cases))
             over = self._wait(channel, limit)
             if over is None:
                 reply = channel.recv()

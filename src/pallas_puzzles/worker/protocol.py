@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from pallas_puzzles.course.model import Puzzle
-from pallas_puzzles.results import CheckResult
+from pallas_puzzles.results import CaseSpan, CheckResult
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class CheckRequest:
     file: str
     fail_fast: bool = True
     timed_runs: int = 0  # on an accelerator, time each passing case over this many calls (perf)
+    cases: CaseSpan | None = None  # only these shape cases: a part of a check two checkers share
 
 
 @dataclass(frozen=True)

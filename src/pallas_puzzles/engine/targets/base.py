@@ -47,6 +47,9 @@ class Target:
     cost_card: ClassVar[bool] = False  # the TPU-pipeline performance card applies to its passing cases
     gpu_card: ClassVar[bool] = False  # its passing cases carry the GPU card (perf/gpu_card.py; --chip h100...)
     min_jax: ClassVar[str] = ""  # the oldest jax it runs on ("": any this project supports)
+    # Its shape cases each take a tenth of a second or more: in watch mode two checkers share a check
+    # (worker/split.py).
+    shares_cases: ClassVar[bool] = False
     # Where a chapter of this target runs on other backends and modes: a backend name, or "lower"
     # for the lowering check, -> the name of the target that runs it there. A backend missing here
     # is one the target cannot run on.

@@ -58,6 +58,7 @@ class MosaicGpuTarget(Target):
     min_jax: ClassVar[str] = "0.12"  # the GPU interpreter's public API (InterpretGPUParams) is new in 0.12
     partners: ClassVar[Mapping[str, str]] = {"gpu": "mosaic-gpu-device"}
     gpu_card: ClassVar[bool] = True
+    shares_cases: ClassVar[bool] = True
     card_gpu: ClassVar[str] = "h100"  # the GPU the card estimates for unless --chip names another
     not_lowered_because: ClassVar[str] = ("its kernels are Mosaic GPU kernels, not TPU kernels "
                                           "(verify lowers them for CUDA as part of every check)")

@@ -39,6 +39,7 @@ class TpuMultichip(Target):
                               "barrier handshakes and ring collectives")
     setup: ClassVar[ProcessSetup] = ProcessSetup(host_devices=mesh_options.MAX_DEVICES)
     cost_card: ClassVar[bool] = False  # the TPU-pipeline card does not apply; the traffic card does
+    shares_cases: ClassVar[bool] = True
     partners: ClassVar[Mapping[str, str]] = {}  # compiling needs a slice of several TPU chips
     not_lowered_because: ClassVar[str] = ("its kernels talk across chips, "
                                           "and lowering them needs a slice of several TPU chips")

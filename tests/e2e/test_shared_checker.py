@@ -1,0 +1,112 @@
+"""Watch's two checkers sharing a check (worker/split.py), in real checker processes: the verdict is one
+checker's, whichever part a case ran in, and a part that crashes or is cancelled leaves a checker that
+answers the next save."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from helpers import COURSE
+
+from pallas_puzzles.findings import FindingKind
+from pallas_puzzles.worker.by_target import WorkersByTarget
+from pallas_puzzles.worker.client import CheckCancelled, Worker
+from pallas_puzzles.worker.split import SharedChecker
+
+PUZZLE = COURSE.find("ring_all_gather")  # three cases: 2, 5 and 8 devices
+SOLUTION = PUZZLE.solution_path.read_text()
+
+pytestmark = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="checks are shared on two cores or more")
+
+
+def _file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / PUZZLE.file
+    path.write_text(text)
+    return path
+
+
+def _seen(result) -> tuple[object, ...]:
+    return (result.passed, [(c.label, c.passed, [(f.kind, f.message, f.where) for f in c.findings])
+                            for c in result.cases], [(f.kind, f.where) for f in result.findings],
+            result.printed, result.skipped_cases)
+
+
+@pytest.fixture(scope="module")
+def shared():
+    with WorkersByTarget("interpret") as workers:
+        workers.start(PUZZLE.target)
+        assert workers.wait_until_ready(PUZZLE.target, timeout=120)
+        checker = workers.workers[PUZZLE.target]
+        assert isinstance(checker, SharedChecker)
+        yield workers, checker
+
+
+@pytest.fixture(scope="module")
+def alone():
+    with Worker("interpret", target=PUZZLE.target) as worker:
+        worker.start()
+        yield worker
+
+
+def test_a_shared_check_gives_one_checkers_verdict(shared, alone, tmp_path, monkeypatch):
+    workers, checker = shared
+    parts: list[object] = []
+    second_check = checker.second.check
+    monkeypatch.setattr(checker.second, "check", lambda *a, **k: parts.append(k.get("cases")) or second_check(*a, **k))
+    launch = "    n = lax.axis_size(\"x\")\n    return"
+    noisy = SOLUTION.replace("def ring_all_gather(x", 'print("loaded")\n\n\ndef ring_all_gather(x', 1).replace(
+        launch, launch.replace("    return", "    print(\"devices\", n)\n    return"), 1)
+    only_last = SOLUTION.replace("grid=(n - 1,)", "grid=(min(n - 1, 4),)")  # fails with 8 devices only
+    assert noisy != SOLUTION and only_last != SOLUTION
+    for text in (noisy, only_last):
+        file = _file(tmp_path, text)
+        pid = checker.second._process.pid
+        result = workers.check(PUZZLE, file)
+        assert _seen(result) == _seen(alone.check(PUZZLE, file))
+        assert checker.second._process.pid == pid  # the second checker ran its part, and lives on
+        if text is noisy:  # the file's print once, the launcher's of every case in order
+            assert result.passed and result.printed.count("loaded") == 1
+            assert [line for line in result.printed.splitlines() if "devices" in line][-1] == "devices 8"
+    assert not result.passed and [c.passed for c in result.cases] == [True, True, False]
+    assert [(p.start, p.stop) for p in parts] == [(2, 3), (2, 3)]  # the last case, the slowest, on its own
+
+
+def test_a_crash_in_the_second_part_is_the_checks_and_the_next_save_is_answered(shared, alone, tmp_path):
+    workers, checker = shared
+    crashing = SOLUTION.replace("    n = lax.axis_size(\"x\")\n    return",
+                                "    n = lax.axis_size(\"x\")\n    if n == 8:\n        import os\n        os._exit(3)\n"
+                                "    return", 1)
+    result = workers.check(PUZZLE, _file(tmp_path, crashing))
+    assert not result.passed and result.finding.kind is FindingKind.CRASH and not result.cases
+    assert "exit status 3" in result.finding.message
+    again = workers.check(PUZZLE, _file(tmp_path, SOLUTION))  # the first checker alone, the second restarting
+    assert again.passed and len(again.cases) == 3
+    assert workers.wait_until_ready(PUZZLE.target, timeout=120)
+    assert _seen(workers.check(PUZZLE, _file(tmp_path, SOLUTION))) == _seen(again)
+
+
+def test_cancel_stops_both_parts_and_the_next_check_runs(shared, tmp_path):
+    workers, checker = shared
+    slow = SOLUTION.replace("    n = lax.axis_size(\"x\")\n    return",
+                            "    n = lax.axis_size(\"x\")\n    import time\n    time.sleep(30)\n    return", 1)
+    file = _file(tmp_path, slow)
+    outcome: list[object] = []
+    thread = threading.Thread(target=lambda: outcome.append(_raised(lambda: workers.check(PUZZLE, file))))
+    thread.start()
+    time.sleep(3)
+    started = time.monotonic()
+    workers.cancel()
+    thread.join(timeout=20)
+    assert outcome and isinstance(outcome[0], CheckCancelled) and time.monotonic() - started < 10
+    assert workers.check(PUZZLE, _file(tmp_path, SOLUTION)).passed
+
+
+def _raised(call):
+    try:
+        return call()
+    except BaseException as exc:  # what the check raised is the outcome under test
+        return exc
