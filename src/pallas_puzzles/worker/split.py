@@ -10,8 +10,9 @@ The verdict is the one a single checker gives. A case's result depends only on t
 (its own data, seeds and session), and `joined` puts the parts together as one checker runs the
 cases: in order, stopping at the first case that fails, the second part's cases then counted as
 skipped. So a failure in the first part is reported as soon as it is known, while the second part
-finishes unseen. tests/worker/test_split.py compares both ways over the chapters' mistakes;
-PALLAS_PUZZLES_FAST=0 turns the sharing off with the rest of the fast path.
+finishes unseen. tests/course/test_shared_checks.py compares both ways over the chapters' solutions,
+mistakes and correct alternatives; PALLAS_PUZZLES_FAST=0 turns the sharing off with the rest of the
+fast path.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ class SharedChecker:
         self.second = Worker(requested, mode, target, limits)
         self._costs: dict[str, list[float]] = {}  # puzzle -> each case's seconds, from its last check
         self._second_ready = threading.Event()
+        self._stopped = False  # set by stop(): a second checker that finishes starting after it is stopped
+        self._lock = threading.Lock()
 
     @property
     def backend(self) -> Backend | None:
@@ -96,9 +99,23 @@ class SharedChecker:
     def busy(self) -> bool:
         return self.first.busy or self.second.busy
 
+    @property
+    def alive(self) -> bool:
+        return self.first.alive
+
+    @property
+    def restarts(self) -> int:
+        return self.first.restarts + self.second.restarts
+
+    @property
+    def processes(self) -> list[object]:
+        """The checker processes running now (tests look at them)."""
+        return [w._process for w in (self.first, self.second) if w._process is not None]
+
     def start(self) -> Backend:
         """Start the first checker now, and the second behind it where checks run in the interpreters:
         until the second is ready, checks are the first's alone."""
+        self._stopped = False
         backend = self.first.start()
         if backend.name == "interpret" and not self._second_ready.is_set():
             threading.Thread(target=self._start_second, daemon=True, name="second-checker-start").start()
@@ -125,7 +142,11 @@ class SharedChecker:
             self.second.start()
         except Exception:  # the first checker goes on alone; it says what fails, if anything does
             return
-        self._second_ready.set()
+        with self._lock:
+            if self._stopped:
+                self.second.stop()
+            else:
+                self._second_ready.set()
 
     def check(self, puzzle: Puzzle, file: Path) -> CheckResult:
         backend = self.first.backend
@@ -172,6 +193,8 @@ class SharedChecker:
         self.second.cancel()
 
     def stop(self) -> None:
-        self._second_ready.clear()
+        with self._lock:
+            self._stopped = True
+            self._second_ready.clear()
         self.first.stop()
         self.second.stop()
