@@ -57,9 +57,8 @@ def test_a_shared_check_gives_one_checkers_verdict(shared, alone, tmp_path, monk
     parts: list[object] = []
     second_check = checker.second.check
     monkeypatch.setattr(checker.second, "check", lambda *a, **k: parts.append(k.get("cases")) or second_check(*a, **k))
-    launch = "    n = lax.axis_size(\"x\")\n    return"
-    noisy = SOLUTION.replace("def ring_all_gather(x", 'print("loaded")\n\n\ndef ring_all_gather(x', 1).replace(
-        launch, launch.replace("    return", "    print(\"devices\", n)\n    return"), 1)
+    noisy = _launcher_does('    print("devices", n)').replace(
+        "def ring_all_gather(x", 'print("loaded")\n\n\ndef ring_all_gather(x', 1)
     only_last = SOLUTION.replace("grid=(n - 1,)", "grid=(min(n - 1, 4),)")  # fails with 8 devices only
     assert noisy != SOLUTION and only_last != SOLUTION
     for text in (noisy, only_last):
@@ -72,7 +71,8 @@ def test_a_shared_check_gives_one_checkers_verdict(shared, alone, tmp_path, monk
             assert result.passed and result.printed.count("loaded") == 1
             assert [line for line in result.printed.splitlines() if "devices" in line][-1] == "devices 8"
     assert not result.passed and [c.passed for c in result.cases] == [True, True, False]
-    assert [(p.start, p.stop) for p in parts] == [(2, 3), (2, 3)]  # the last case, the slowest, on its own
+    # each check gave the second checker the later cases (where it splits follows the cases' times)
+    assert len(parts) == 2 and all(0 < p.start < p.stop == 3 for p in parts)
 
 
 def test_a_crash_in_the_second_part_is_the_checks_and_the_next_save_is_answered(shared, alone, tmp_path):
@@ -89,11 +89,17 @@ def test_a_crash_in_the_second_part_is_the_checks_and_the_next_save_is_answered(
     assert _seen(workers.check(PUZZLE, _file(tmp_path, SOLUTION))) == _seen(again)
 
 
-def test_cancel_stops_both_parts_and_the_next_check_runs(shared, tmp_path):
+def _launcher_does(code: str) -> str:
+    """The solution, its launcher running `code` first (`n` is the number of devices)."""
+    launch = "    n = lax.axis_size(\"x\")\n    return"
+    return SOLUTION.replace(launch, launch.replace("    return", code + "\n    return"), 1)
+
+
+@pytest.mark.parametrize("slow_when", ["True", "n == 8"])  # both parts running; the first done, the second not
+def test_cancel_stops_the_check_at_once_and_the_next_check_runs(shared, tmp_path, slow_when):
     workers, checker = shared
-    slow = SOLUTION.replace("    n = lax.axis_size(\"x\")\n    return",
-                            "    n = lax.axis_size(\"x\")\n    import time\n    time.sleep(30)\n    return", 1)
-    file = _file(tmp_path, slow)
+    assert workers.wait_until_ready(PUZZLE.target, timeout=120)
+    file = _file(tmp_path, _launcher_does(f"    if {slow_when}:\n        import time\n        time.sleep(30)"))
     outcome: list[object] = []
     thread = threading.Thread(target=lambda: outcome.append(_raised(lambda: workers.check(PUZZLE, file))))
     thread.start()
@@ -103,6 +109,21 @@ def test_cancel_stops_both_parts_and_the_next_check_runs(shared, tmp_path):
     thread.join(timeout=20)
     assert outcome and isinstance(outcome[0], CheckCancelled) and time.monotonic() - started < 10
     assert workers.check(PUZZLE, _file(tmp_path, SOLUTION)).passed
+
+
+def test_a_failure_in_the_first_part_answers_without_waiting_for_the_second(shared, alone, tmp_path):
+    workers, checker = shared
+    assert workers.wait_until_ready(PUZZLE.target, timeout=120)
+    file = _file(tmp_path, _launcher_does("    if n == 2:\n        raise ValueError('two devices')\n"
+                                          "    if n == 8:\n        import time\n        time.sleep(6)"))
+    second = checker.second._process.pid
+    started = time.monotonic()
+    result = workers.check(PUZZLE, file)
+    assert time.monotonic() - started < 5 and checker.second.busy  # the second part sleeps on, unseen
+    assert _seen(result) == _seen(alone.check(PUZZLE, file))
+    assert [c.passed for c in result.cases] == [False] and result.skipped_cases == 2
+    assert workers.check(PUZZLE, _file(tmp_path, SOLUTION)).passed  # the first checker alone meanwhile
+    assert checker.second._process.pid == second  # the part nobody needed was left to finish, not killed
 
 
 def _raised(call):

@@ -85,6 +85,7 @@ class SharedChecker:
         self._costs: dict[str, list[float]] = {}  # puzzle -> each case's seconds, from its last check
         self._second_ready = threading.Event()
         self._stopped = False  # set by stop(): a second checker that finishes starting after it is stopped
+        self._second_in_check = False  # the second checker runs a part of the check the first runs now
         self._lock = threading.Lock()
 
     @property
@@ -163,15 +164,18 @@ class SharedChecker:
                 parts.append(exc)
 
         thread = threading.Thread(target=run_second, daemon=True, name="second-checker")
+        self._second_in_check = True
         thread.start()
         try:
             first = self.first.check(puzzle, file, cases=CaseSpan(0, point))
+            if not needs_second(first, point):  # the verdict: the second part finishes unseen
+                return self._remember(puzzle, total, joined(first, None, point, total))
+            thread.join()
         except CheckCancelled:
             self.second.cancel()
             raise
-        if not needs_second(first, point):
-            return self._remember(puzzle, total, joined(first, None, point, total))
-        thread.join()
+        finally:
+            self._second_in_check = False
         second = parts[0]
         if isinstance(second, BaseException):
             raise second
@@ -189,8 +193,11 @@ class SharedChecker:
         """Nothing to get ready: both checkers serve one target, started already."""
 
     def cancel(self) -> None:
+        """Stop the running check: the first checker's part, and the second's while the first runs (a
+        part nobody needs any more is left to finish: stopping it would cost a fresh checker)."""
         self.first.cancel()
-        self.second.cancel()
+        if self._second_in_check:
+            self.second.cancel()
 
     def stop(self) -> None:
         with self._lock:
