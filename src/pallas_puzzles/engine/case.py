@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,12 @@ class Case:
     @property
     def label(self) -> str:
         return specs.case_label(self.sizes, self.puzzle, self.index)
+
+    @property
+    def schedule_seed(self) -> int:
+        """The seed of the orders of events a case runs in (threads, devices, copies landing): the same for
+        every check of a file, so a verdict never depends on luck, and other for every case."""
+        return zlib.crc32(f"{self.puzzle.name}/{self.index}".encode())
 
     def data(self) -> CaseData:
         return case_data(self.puzzle, self.index, self.sizes)

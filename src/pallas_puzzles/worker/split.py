@@ -45,19 +45,14 @@ def shares(target: str, cores: int | None = None) -> bool:
 def split_point(costs: list[float]) -> int:
     """Where the second part starts: the point that makes the longer part shortest (the later point
     of two equal ones: a course's later cases are seldom the cheaper)."""
-    best = 1
-    for point in range(1, len(costs)):
-        if max(sum(costs[:point]), sum(costs[point:])) <= max(sum(costs[:best]), sum(costs[best:])):
-            best = point
-    return best
+    return min(range(1, len(costs)), key=lambda point: (max(sum(costs[:point]), sum(costs[point:])), -point))
 
 
 def needs_second(first: CheckResult, point: int) -> bool:
     """Did the first part run every one of its `point` cases, each passing? Only then does one checker go
     on to the second part's cases (a finding about the whole file alone, such as a read of the course's
     files, does not stop the cases)."""
-    stopped = any(f.kind in STOPPED for f in first.findings)
-    return not stopped and len(first.cases) == point and all(case.passed for case in first.cases)
+    return not _stopped(first) and len(first.cases) == point and all(case.passed for case in first.cases)
 
 
 def joined(first: CheckResult, second: CheckResult | None, point: int, total: int) -> CheckResult:
@@ -67,12 +62,17 @@ def joined(first: CheckResult, second: CheckResult | None, point: int, total: in
         failed = bool(first.cases) and not first.cases[-1].passed
         return dataclasses.replace(first, skipped_cases=first.skipped_cases + (total - point if failed else 0))
     assert second is not None, "the second part is needed once the first has passed its cases"
-    if any(f.kind in STOPPED for f in second.findings) and not second.cases:
+    if _stopped(second) and not second.cases:
         return second  # its checker was stopped: as one checker stopped during the check
     return dataclasses.replace(
         first, passed=first.passed and second.passed, cases=[*first.cases, *second.cases],
         findings=first.findings or second.findings, printed=first.printed + second.printed,
         seconds=max(first.seconds, second.seconds), skipped_cases=second.skipped_cases)
+
+
+def _stopped(part: CheckResult) -> bool:
+    """Was the part's checker stopped (time, memory, crash) rather than a case failed?"""
+    return any(f.kind in STOPPED for f in part.findings)
 
 
 class SharedChecker:
@@ -119,7 +119,7 @@ class SharedChecker:
         self._stopped = False
         backend = self.first.start()
         if backend.name == "interpret" and not self._second_ready.is_set():
-            threading.Thread(target=self._start_second, daemon=True, name="second-checker-start").start()
+            self._start_second_behind()
         return backend
 
     def wait_until_shared(self, timeout: float) -> bool:
@@ -134,9 +134,12 @@ class SharedChecker:
             return False
         if not self.second.alive:
             self._second_ready.clear()
-            threading.Thread(target=self._start_second, daemon=True, name="second-checker-start").start()
+            self._start_second_behind()
             return False
         return True
+
+    def _start_second_behind(self) -> None:
+        threading.Thread(target=self._start_second, daemon=True, name="second-checker-start").start()
 
     def _start_second(self) -> None:
         try:
@@ -154,7 +157,7 @@ class SharedChecker:
         total = len(puzzle.cases_for(backend)) if backend is not None else 0
         if total < 2 or not self._second_free():
             return self._remember(puzzle, total, self.first.check(puzzle, file))
-        point = split_point(self._costs.get(puzzle.name, [1.0] * total))
+        point = split_point(self._case_costs(puzzle, total))
         parts: list[CheckResult | BaseException] = []
 
         def run_second() -> None:
@@ -183,11 +186,15 @@ class SharedChecker:
 
     def _remember(self, puzzle: Puzzle, total: int, result: CheckResult) -> CheckResult:
         """Keep the seconds of each case that ran, for where the next check of the puzzle is split."""
-        costs = self._costs.setdefault(puzzle.name, [1.0] * total)
+        costs = self._case_costs(puzzle, total)
         for index, case in enumerate(result.cases[:total]):
             if case.seconds > 0:
                 costs[index] = case.seconds
         return result
+
+    def _case_costs(self, puzzle: Puzzle, total: int) -> list[float]:
+        """Each case's seconds at the puzzle's last check (1 s for a case not run yet)."""
+        return self._costs.setdefault(puzzle.name, [1.0] * total)
 
     def prepare(self, puzzle: Puzzle) -> None:
         """Nothing to get ready: both checkers serve one target, started already."""

@@ -123,8 +123,6 @@ class MosaicGpuTarget(Target):
                       expected: Any, record: CaseRecord) -> CaseResult:
         """Run the kernel once per schedule of the case (schedule.py), in the same orders for every check
         of it, until one fails. Blocks of one thread each have one order only: they run once."""
-        import zlib
-
         import jax
 
         from pallas_puzzles.engine.targets.mosaic_gpu import faults, races
@@ -132,7 +130,7 @@ class MosaicGpuTarget(Target):
         from pallas_puzzles.engine.targets.mosaic_gpu.schedule import TURNS, schedules
 
         result = None
-        for plan in schedules(zlib.crc32(f"{case.puzzle.name}/{case.index}".encode())):
+        for plan in schedules(case.schedule_seed):
             record.new_run()
             races.forget()
             TURNS.begin(plan)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import math
-import zlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -86,8 +85,7 @@ class TpuMultichip(Target):
 
         MONITOR.idle.clear()  # refilled as the case's kernels are traced, in its first run
         result: CaseResult | None = None
-        # seeded by the puzzle and the case: every check of a file runs the same orders, other cases others
-        for i, schedule in enumerate(schedules(zlib.crc32(f"{case.puzzle.name}/{case.index}".encode()))):
+        for i, schedule in enumerate(schedules(case.schedule_seed)):
             result = self._run_once(case, session, opts, devices, run, placed, schedule, entry if i == 0 else None)
             if not result.passed:
                 break
