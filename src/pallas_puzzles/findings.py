@@ -113,6 +113,8 @@ class FindingKind(Enum):
     MULTICAST_MASK = "multicast-mask"
     MULTICAST_WINDOW = "multicast-window"
     SMEM_INDEX_NEGATIVE = "smem-index-negative"
+    # Seen on a real GPU (issue 35): a kernel the hardware stopped, which leaves the process's GPU unusable.
+    DEVICE_FAULT = "device-fault"
 
     @property
     def id(self) -> str:

@@ -219,6 +219,11 @@ class CaseResult:
         return self.findings[0] if self.findings else None
 
     @property
+    def lost_device(self) -> bool:
+        """The case ended in a fault that leaves its process's GPU unusable (engine/device_faults.py)."""
+        return any(f.kind is FindingKind.DEVICE_FAULT for f in self.findings)
+
+    @property
     def ran_to_the_end(self) -> bool:
         """Passed, or failed only on its numbers: the kernel ran through, so rules about what it did apply."""
         return self.passed or (self.mismatch is not None and all(f.kind.is_mismatch for f in self.findings))

@@ -263,3 +263,35 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
     except OSError:
         return False
+
+
+_FAULT = ("INTERNAL: CUDA error: Failed to check stream capturing status: CUDA_ERROR_LAUNCH_FAILED: "
+          "unspecified launch failure [executable_name='jit_bind']")
+
+
+def test_a_gpu_fault_is_said_as_one_and_the_next_check_runs_in_a_fresh_checker(tmp_path):
+    """After a kernel faults on a GPU, every later CUDA call of the process fails (seen on an H100: every
+    check after the first fault answered CUDA_ERROR_LAUNCH_FAILED). Stood in for here by a file that
+    makes every later check in its process fail the same way: the checker must be replaced."""
+    puzzle = COURSE.find("constant_add")
+    solution = REPO / "solutions" / puzzle.file
+    faulting = tmp_path / puzzle.file
+    faulting.write_text(
+        "import jax\n\n\ndef _context_lost(*args, **kwargs):\n"
+        f"    raise RuntimeError({_FAULT!r})\n\n\n"
+        "jax.block_until_ready = _context_lost  # as a faulted GPU context: every later call fails\n"
+        + solution.read_text())
+    with Worker("interpret") as worker:
+        worker.start()
+        first = worker._process.pid
+        result = worker.check(puzzle, faulting, fail_fast=False)
+        assert not result.passed and result.kind is FindingKind.DEVICE_FAULT and result.first_failure.lost_device
+        fault = result.first_failure.finding
+        assert "unspecified launch failure (CUDA_ERROR_LAUNCH_FAILED)" in fault.message
+        assert "fresh checker" in fault.explanation
+        # No later case can run in a faulted process, fail_fast or not.
+        assert len(result.cases) == 1 and result.skipped_cases == len(puzzle.cases_for(INTERPRET)) - 1
+        assert worker.restarts == 1
+        again = worker.check(puzzle, solution)
+        assert again.passed, again.kind
+        assert worker._process.pid != first

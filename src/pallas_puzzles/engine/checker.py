@@ -21,7 +21,7 @@ from typing import Any
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.checking import support
 from pallas_puzzles.course.model import Puzzle
-from pallas_puzzles.engine import targets
+from pallas_puzzles.engine import device_faults, targets
 from pallas_puzzles.engine.case import Case
 from pallas_puzzles.engine.file_faults import encoding_finding, exit_finding, import_finding, syntax_finding
 from pallas_puzzles.engine.integrity import file_rules, guard
@@ -180,8 +180,9 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
         except SystemExit as exc:  # the launcher called sys.exit(): a finding at its line, and the checker goes on
             target.reset()
             case = running.done(False, exit_finding(exc, str(learner_file), importing=False))
+        case = device_faults.recognised(case)
         result.cases.append(case)
-        if not case.passed and fail_fast:
+        if not case.passed and (fail_fast or case.lost_device):
             result.skipped_cases = span.stop - index - 1
             break
     passed = all(c.passed for c in result.cases) and len(result.cases) == len(cases)

@@ -193,6 +193,9 @@ class Worker:
             if over is None:
                 reply = channel.recv()
                 assert isinstance(reply, CheckReply), reply
+                if any(case.lost_device for case in reply.result.cases):  # its GPU context is gone: the next check starts a fresh checker
+                    self.stop()
+                    self.restarts += 1
                 return reply.result
             finding = self._stopped(over, file, limit)
         except (EOFError, OSError):
