@@ -17,6 +17,7 @@ from typing import Any
 from pallas_puzzles.engine.targets.pallas_call.intercept import (
     aliased_outputs,
     call_reader,
+    device_prefill,
     eager,
     grid_order,
     index_maps,
@@ -65,8 +66,10 @@ def strict_pallas_call(kernel: Callable[..., Any], *args: Any, **kwargs: Any) ->
             if session.sequential:
                 run_kwargs["compiler_params"] = _in_order(run_kwargs.get("compiler_params"))
             out = eager.launcher(_original_pallas_call(run_kernel, *args, **run_kwargs))(*operands)
-        else:
-            out = _original_pallas_call(run_kernel, *args, **run_kwargs)(*operands)
+        else:  # compiled: an output's memory holds what it held before, so it starts as the sentinel
+            run_kernel, run_args, run_kwargs, run_operands = device_prefill.prefilled(
+                kernel, args, run_kwargs, operands, record, session.sentinel)
+            out = _original_pallas_call(run_kernel, *run_args, **run_kwargs)(*run_operands)
         record.results = tuple(leaf for leaf in jax.tree.leaves(out) if not isinstance(leaf, jax.core.Tracer))
         # Finish this call before the launcher goes on: its copies and grid points are recorded against it.
         return jax.block_until_ready(out) if record.results else out
