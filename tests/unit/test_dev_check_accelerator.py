@@ -3,6 +3,7 @@ there too, and the hardware must agree with the interpreter on pass or fail; `--
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,19 @@ def test_an_unknown_puzzle_is_refused_in_one_sentence(cli):
     result = cli.invoke(app, ["dev", "check", str(COURSE.folder), "--puzzle", "no_such_puzzle"])
     assert result.exit_code == 2, result.output
     assert "There is no puzzle 'no_such_puzzle'" in one_sentence(result.output)
+
+
+def test_a_mistake_declared_to_run_right_on_the_hardware_may_pass_there_and_only_there():
+    declared = next(e for e in MISTAKES if e.name == "p37_no_commit")
+    assert "H100" in declared.hardware
+    job = CourseJob(TMA_COPY, Path("f.py"), "gpu", subject=MISTAKE, example=declared)
+    assert judge(job, _result(True), _result(False, FindingKind.SMEM_UNCOMMITTED)) is None
+    on_interpret = CourseJob(TMA_COPY, Path("f.py"), "interpret", subject=MISTAKE, example=declared)
+    assert judge(on_interpret, _result(True)) == "passes, but this mistake must fail with smem-uncommitted"
+
+
+def test_only_a_mistake_may_declare_the_hardware_runs_it_right(tmp_path: Path):
+    correct = next(e for e in CORRECTS if e.puzzle == "tma_copy")
+    found = examples.problems([dataclasses.replace(correct, hardware="luck")], COURSE)
+    assert found == [(correct.name, "declares `hardware`, which only a mistake may: a correct kernel must pass "
+                                    "everywhere")]

@@ -134,3 +134,16 @@ def test_a_step_that_ran_out_of_time_or_exited_otherwise_is_not_clean():
     assert report.Summary(results, reference).clean
     results["steps"].append({**_step("perf"), "timed_out": True, "exit": None})
     assert not report.Summary(results, reference).clean
+
+
+def test_a_mistake_the_course_declares_the_hardware_may_run_right_is_no_disagreement():
+    results, reference = _gpu_run()
+    for verdict in results["dev_check"][0]["verdicts"]:
+        if verdict["example"] == "p37_no_commit":
+            verdict["hardware"] = "a race the GPU usually wins"
+    summary = report.Summary(results, reference)
+    assert summary.disagreements() == []
+    assert report.agreement(report.Verdict("fail", "race"), report.Verdict("pass", None, "luck")) == report.HIDDEN
+    assert report.agreement(report.Verdict("fail", "race"), report.Verdict("fail", "timeout", "luck")) == "both fail"
+    text = summary.markdown()
+    assert "- 37 tma_copy: p37_no_commit: a race the GPU usually wins" in text

@@ -37,6 +37,9 @@ class Example:
     must_pass: bool  # correct.toml: it must pass; mistakes.toml: it must fail as declared
     kind: str = ""  # a mistake's finding kind (its id)
     line: str = ""  # text of the learner line a mistake's finding must name ("" : none)
+    # A mistake the hardware may run right, and why (a race it usually wins, padding it fills with zeros):
+    # the interpreter must fail it; on a GPU or TPU a pass is no disagreement ("": it must fail there too).
+    hardware: str = ""
 
 
 def _example(raw: dict[str, Any], file: str, where: Path) -> Example:
@@ -49,7 +52,8 @@ def _example(raw: dict[str, Any], file: str, where: Path) -> Example:
         raise CourseError(f"{where}: {name} needs one or more [[{TABLE[file]}.edits]] with `old` and `new`.")
     return Example(name=name, puzzle=str(raw.get("puzzle", "")), why=str(raw.get("why", "")),
                    edits=tuple(Edit(str(e["old"]), str(e["new"])) for e in edits), must_pass=file == CORRECT,
-                   kind=str(raw.get("kind", "")), line=str(raw.get("line", "")))
+                   kind=str(raw.get("kind", "")), line=str(raw.get("line", "")),
+                   hardware=str(raw.get("hardware", "")))
 
 
 def load(folder: Path, file: str) -> list[Example]:
@@ -73,6 +77,9 @@ def problems(examples: list[Example], course: Course) -> list[tuple[str, str]]:
         if not course.has(example.puzzle):
             found.append((example.name, f"names the puzzle '{example.puzzle}', which the course does not have"))
             continue
+        if example.must_pass and example.hardware:
+            found.append((example.name, "declares `hardware`, which only a mistake may: a correct kernel must "
+                                        "pass everywhere"))
         if not example.must_pass:
             try:
                 FindingKind.by_id(example.kind)

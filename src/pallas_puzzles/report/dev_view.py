@@ -37,7 +37,8 @@ def verdicts(check: CourseCheck) -> list[dict[str, Any]]:
              "example": job.example.name if job.example is not None else None,
              "backend": outcome.backend.name if outcome.backend is not None else job.requested,
              "mode": job.mode.value, "status": result.status.value,
-             "kind": result.kind.id if result.kind is not None else None, "seconds": round(result.seconds, 4)}
+             "kind": result.kind.id if result.kind is not None else None, "seconds": round(result.seconds, 4),
+             "hardware": job.example.hardware if job.example is not None and job.example.hardware else None}
             for outcome in (check.run.verdicts if check.run is not None else [])
             if isinstance(job := outcome.job, CourseJob) and (result := outcome.result) is not None]
 
