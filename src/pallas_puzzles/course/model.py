@@ -47,6 +47,14 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    """How close a result must come to the spec's: |got - expected| <= atol + rtol * |expected|."""
+
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True)
 class Reshape:
     """How one shape case moves an input away from the default range: value * scale + shift.
 
@@ -83,6 +91,9 @@ class Puzzle:
     target: str  # the target that runs its kernels on the CPU (engine/targets/)
     rtol: float = 1e-5
     atol: float = 1e-5
+    # Per backend name, where its hardware rounds otherwise than the interpreter (a GPU's dots take TF32
+    # operands): replaces rtol and atol there.
+    tolerance: dict[str, Tolerance] = field(default_factory=dict)
     tour: bool = False
     sequential_grid: bool = False
     tpu_only_idiom: str = ""
@@ -123,6 +134,10 @@ class Puzzle:
     def cases_for(self, backend: Backend) -> tuple[dict[str, int], ...]:
         """Shape cases for a backend; the interpreter's cases are the default."""
         return self.cases.get(backend.cases) or self.cases[backends.INTERPRET.cases]
+
+    def tolerance_on(self, backend: Backend) -> Tolerance:
+        """The tolerance of a comparison with the spec on a backend: its own, else the puzzle's rtol and atol."""
+        return self.tolerance.get(backend.name) or Tolerance(self.rtol, self.atol)
 
     def supports(self, backend: Backend) -> bool:
         return backend.name in self.backends

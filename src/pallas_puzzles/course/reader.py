@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pallas_puzzles import backends
-from pallas_puzzles.course.model import Budget, Chapter, Course, InputSpec, Puzzle, Reshape
+from pallas_puzzles.course.model import Budget, Chapter, Course, InputSpec, Puzzle, Reshape, Tolerance
 from pallas_puzzles.errors import UserError
 
 FORMAT = 2  # the version of the course file format this release reads
@@ -148,6 +148,7 @@ def _puzzle(raw: dict[str, Any], number: int, folder: Path, files: Path, seconds
     named = set(raw.get("backends", ())) | set(cases)
     if not named <= set(backends.REGISTRY):
         raise CourseError(f"{where}: puzzle {name} names unknown backends {sorted(named - set(backends.REGISTRY))}.")
+    interpreted = Tolerance(rtol=float(raw.get("rtol", 1e-5)), atol=float(raw.get("atol", 1e-5)))
     return Puzzle(
         name=name, number=number, chapter=raw["chapter"], folder=folder, files=files,
         title=raw["title"], file=raw["file"], entry=raw["entry"],
@@ -159,8 +160,9 @@ def _puzzle(raw: dict[str, Any], number: int, folder: Path, files: Path, seconds
         cases=cases,
         backends=tuple(raw.get("backends", backends.REGISTRY)),
         target=str(raw["target"]),
-        rtol=float(raw.get("rtol", 1e-5)),
-        atol=float(raw.get("atol", 1e-5)),
+        rtol=interpreted.rtol,
+        atol=interpreted.atol,
+        tolerance=_tolerances(raw, interpreted, name, where),
         tour=bool(raw.get("tour", False)),
         sequential_grid=bool(raw.get("sequential_grid", False)),
         tpu_only_idiom=str(raw.get("tpu_only_idiom", "")),
@@ -182,6 +184,33 @@ def _names(raw: dict[str, Any], key: str, name: str, where: Path) -> tuple[str, 
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise CourseError(f"{where}: puzzle {name}'s `{key}` must be a list of names (strings).")
     return tuple(value)
+
+
+def _tolerances(raw: dict[str, Any], interpreted: Tolerance, name: str, where: Path) -> dict[str, Tolerance]:
+    """`tolerance = { gpu = { rtol = ..., atol = ... } }`: a backend's own rtol and atol (one left out is the
+    puzzle's). The interpreter has none: its tolerance is the puzzle's rtol and atol."""
+    value = raw.get("tolerance", {})
+    own = [b for b in backends.REGISTRY if b != backends.INTERPRET.name]
+    example = "e.g. `tolerance = { gpu = { rtol = 1e-3, atol = 1e-3 } }`"
+    if not isinstance(value, dict):
+        raise CourseError(f"{where}: puzzle {name}'s `tolerance` must be a table of backends, {example}.")
+    out = {}
+    for backend, entry in value.items():
+        if backend not in own:
+            raise CourseError(f"{where}: puzzle {name}'s `tolerance` names '{backend}', which has no tolerance of "
+                              f"its own (only {', '.join(own)} do; the interpreter's is the puzzle's rtol and atol).")
+        if not _bounds(entry):
+            raise CourseError(f"{where}: puzzle {name}'s `tolerance` for {backend} must give rtol, atol or both, "
+                              f"as numbers of at least 0, {example}.")
+        out[backend] = Tolerance(rtol=float(entry.get("rtol", interpreted.rtol)),
+                                 atol=float(entry.get("atol", interpreted.atol)))
+    return out
+
+
+def _bounds(entry: Any) -> bool:
+    """A table of rtol, atol or both, each a number of at least 0."""
+    return (isinstance(entry, dict) and bool(entry) and set(entry) <= {"rtol", "atol"}
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in entry.values()))
 
 
 def _distributions(raw: dict[str, Any], name: str, where: Path) -> tuple[tuple[Reshape, ...], ...]:

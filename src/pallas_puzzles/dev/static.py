@@ -93,7 +93,7 @@ def puzzle_keys(puzzle: Puzzle) -> list[Problem]:
     if not puzzle.inputs and not _has_input_maker(puzzle):
         found.append(Problem(puzzle.name, "inputs", "the puzzle declares no `inputs` and its spec has no "
                                                     "make_inputs(sizes, rng)"))
-    found += launcher_ops(puzzle)
+    found += launcher_ops(puzzle) + unused_tolerances(puzzle)
     try:
         target = targets.get(puzzle.target)
     except UserError as exc:
@@ -115,6 +115,15 @@ def launcher_ops(puzzle: Puzzle) -> list[Problem]:
             found.append(Problem(puzzle.name, "launcher_ops", f"'{name}' is not an operation the checker knows; "
                                  "use JAX primitive names such as reduce_sum, add, mul or max"))
     return found
+
+
+def unused_tolerances(puzzle: Puzzle) -> list[Problem]:
+    """A backend's tolerance that nothing reads: most likely a backend left out of `backends` by mistake."""
+    unused = [name for name in puzzle.tolerance if name not in puzzle.backends]
+    if not unused:
+        return []
+    return [Problem(puzzle.name, "tolerance", f"it gives a tolerance for {', '.join(unused)}, where the puzzle "
+                                              f"does not run (its backends: {', '.join(puzzle.backends)})")]
 
 
 def _has_input_maker(puzzle: Puzzle) -> bool:

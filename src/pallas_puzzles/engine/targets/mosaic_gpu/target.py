@@ -262,7 +262,8 @@ def _verdict(case: Case, got: Any, expected: Any, record: CaseRecord) -> CaseRes
     written = record.outputs_written[-1] if record.outputs_written else None
     covered = written if written is not None and written.shape == expected.shape else None
     got = np.asarray(got)
-    mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, None, covered)
+    tolerance = case.puzzle.tolerance_on(case.backend)
+    mismatch = compare(expected, got, tolerance.rtol, tolerance.atol, None, covered)
     if mismatch is None:
         return case.done(True)
     causes = []

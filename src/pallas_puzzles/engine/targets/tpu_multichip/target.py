@@ -116,7 +116,8 @@ class TpuMultichip(Target):
                                     out_specs=spec(*opts.out_specs), check_vma=False))
         got, _, _ = self._execute(case, session, devices, run, placed, schedule)
         sizes = dict(zip(opts.axis_names, opts.shape(case.sizes)))
-        marked = None if got is None else compare(expected, got, case.puzzle.rtol, case.puzzle.atol,
+        tolerance = case.puzzle.tolerance_on(case.backend)
+        marked = None if got is None else compare(expected, got, tolerance.rtol, tolerance.atol,
                                                   mesh_options.device_blocks(expected.shape, opts, sizes))
         if marked is None or not marked.n_unwritten:
             return result
@@ -213,7 +214,8 @@ def _verdict(case: Case, session: StrictSession, opts: mesh_options.MeshOptions,
         return finish(case, session, False, *findings, grid_points_run=steps, devices=devices)
     sizes = dict(zip(opts.axis_names, opts.shape(case.sizes)))
     blocks = mesh_options.device_blocks(expected.shape, opts, sizes)
-    mismatch = compare(expected, got, case.puzzle.rtol, case.puzzle.atol, blocks)
+    tolerance = case.puzzle.tolerance_on(case.backend)
+    mismatch = compare(expected, got, tolerance.rtol, tolerance.atol, blocks)
     # Right numbers: did the rings run both ways at once, and the copies overlap compute? Wrong ones with no
     # rule broken: did any copy leave its sender?
     if mismatch is None:
