@@ -117,3 +117,21 @@ def test_only_a_mistake_may_declare_the_hardware_runs_it_right(tmp_path: Path):
     found = examples.problems([dataclasses.replace(correct, hardware="luck")], COURSE)
     assert found == [(correct.name, "declares `hardware`, which only a mistake may: a correct kernel must pass "
                                     "everywhere")]
+
+
+@pytest.mark.parametrize("name, why", [
+    ("p39_fetch_after_wait", "cost budget"),  # copy-not-overlapped: the numbers are right
+    ("p39_predicated_fetch", "only JAX's interpreter cannot run it"),  # not-on-cpu
+])
+def test_without_the_interpreter_a_mistake_of_right_numbers_may_pass_on_the_hardware(name, why):
+    mistake = next(e for e in MISTAKES if e.name == name)
+    assert why in mistake.hardware_may_pass
+    job = CourseJob(COURSE.find(mistake.puzzle), Path("f.py"), "gpu", subject=MISTAKE, example=mistake)
+    assert judge(job, _result(True), None) is None
+
+
+def test_a_mistake_of_wrong_numbers_must_fail_on_the_hardware_without_a_declaration():
+    mistake = next(e for e in MISTAKES if e.name == "p37_never_copies_out")
+    assert mistake.hardware_may_pass == ""
+    job = CourseJob(TMA_COPY, Path("f.py"), "gpu", subject=MISTAKE, example=mistake)
+    assert judge(job, _result(True), None) == "passes, where it must fail"

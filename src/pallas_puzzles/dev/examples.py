@@ -41,6 +41,24 @@ class Example:
     # the interpreter must fail it; on a GPU or TPU a pass is no disagreement ("": it must fail there too).
     hardware: str = ""
 
+    @property
+    def hardware_may_pass(self) -> str:
+        """Why a GPU or TPU may run this mistake right ("" : it must fail there too): as declared, or because
+        its kind is about what only the interpreter counts or can run."""
+        if self.must_pass:
+            return ""
+        if self.hardware:
+            return self.hardware
+        try:
+            kind = FindingKind.by_id(self.kind)
+        except KeyError:  # dev check reports the unknown kind
+            return ""
+        if kind.is_budget:
+            return "right numbers over a cost budget that only the interpreter counts"
+        if kind is FindingKind.NOT_ON_CPU:
+            return "right on a GPU; only JAX's interpreter cannot run it"
+        return ""
+
 
 def _example(raw: dict[str, Any], file: str, where: Path) -> Example:
     name = raw.get("name")

@@ -38,7 +38,7 @@ def verdicts(check: CourseCheck) -> list[dict[str, Any]]:
              "backend": outcome.backend.name if outcome.backend is not None else job.requested,
              "mode": job.mode.value, "status": result.status.value,
              "kind": result.kind.id if result.kind is not None else None, "seconds": round(result.seconds, 4),
-             "hardware": job.example.hardware if job.example is not None and job.example.hardware else None}
+             "hardware": (job.example.hardware_may_pass or None) if job.example is not None else None}
             for outcome in (check.run.verdicts if check.run is not None else [])
             if isinstance(job := outcome.job, CourseJob) and (result := outcome.result) is not None]
 

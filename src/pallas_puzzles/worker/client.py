@@ -193,7 +193,8 @@ class Worker:
             if over is None:
                 reply = channel.recv()
                 assert isinstance(reply, CheckReply), reply
-                if any(case.lost_device for case in reply.result.cases):  # its GPU context is gone: the next check starts a fresh checker
+                # A GPU fault leaves this process's GPU context unusable: the next check starts a fresh checker.
+                if any(case.lost_device for case in reply.result.cases):
                     self.stop()
                     self.restarts += 1
                 return reply.result
