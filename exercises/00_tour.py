@@ -35,10 +35,13 @@ The pieces, in the order the code below uses them:
   ordinary size, as a real chip leaves whatever was in memory. Writes past the end are
   dropped. An elementwise kernel does not care; a kernel that sums a block
   must mask the padding first (puzzle 7).
-* ``jax.debug.print("text {}", value)`` works inside a kernel and prints
-  once per program, with the values that program sees. Pass values
-  positionally and print either scalars or a single array per call: that
-  form also works on a TPU.
+* ``pl.debug_print("text", value, ...)`` works inside a kernel and prints
+  once per program the text, then the values that program sees. Keep the
+  text free of ``{}`` placeholders and pass scalars: that one form works in
+  the interpreter, on a TPU and on a GPU (Triton refuses placeholders, and a
+  TPU prints a whole array only after a trailing ``{}``), so a block is
+  printed element by element, as ``x_ref[j]``. (A GPU prints from every
+  thread of a program, so there each line comes many times over.)
 """
 
 import jax
@@ -58,11 +61,11 @@ def tour_kernel(x_ref, z_ref):
     # x_ref and z_ref are refs to this program's block of B elements.
     i = pl.program_id(0)  # which block this program owns
     x = x_ref[...]  # read the whole block: an array of shape (B,)
-    # Printed once per program. In the last program the entries past the end
-    # of x show up as nan (in later shape cases: 1e6, -1e6 or stale numbers):
-    # that is the padding of the overhanging block.
-    jax.debug.print("program {}: elements {} .. {}", i, i * B, i * B + B - 1)
-    jax.debug.print("  x block = {}", x)
+    # Printed once per program: the text, then the values. In the last program
+    # the entries past the end of x show up as nan (in later shape cases: 1e6,
+    # -1e6 or stale numbers): that is the padding of the overhanging block.
+    pl.debug_print("program, its first and last element:", i, i * B, i * B + B - 1)
+    pl.debug_print("  x block =", *(x_ref[j] for j in range(B)))  # its B values, one by one
     # Writing the whole block is fine even where it overhangs: Pallas drops
     # the part past the end of z when it copies the block back.
     z_ref[...] = 2.0 * x

@@ -39,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_check_report  # noqa: E402  (beside this file)
+import gpu_hang  # noqa: E402  (beside this file)
 
 REPO = Path(__file__).resolve().parents[1]
 HANG_LIMIT = 10  # seconds the never-ending kernel may run (PALLAS_PUZZLES_TIME_LIMIT)
@@ -239,13 +240,10 @@ def per_puzzle(run: Run, name: str, cap_key: str, args: list[str], chosen: list[
 
 def hang(run: Run, workspace: Path, course: Path) -> dict[str, Any]:
     """A kernel that never ends, stopped at its time limit; then a check that must pass."""
-    solution = (course / "solutions" / "01_constant_add.py").read_text(encoding="utf-8")
-    body = "    z_ref[...] = x_ref[...] + 10.0\n"
-    if body not in solution:
+    endless = gpu_hang.endless_kernel((course / "solutions" / "01_constant_add.py").read_text(encoding="utf-8"))
+    if endless is None:
         return {"note": "not run: the constant_add solution no longer has the line this step edits"}
-    endless = ("    def step(i):\n        z_ref[...] = x_ref[...] + 10.0\n        return (i + 1) % 7\n\n"
-               "    jax.lax.while_loop(lambda i: i >= 0, step, 0)  # i stays in 0..6: never ends\n")
-    (workspace / "exercises" / "01_constant_add.py").write_text(solution.replace(body, endless), encoding="utf-8")
+    (workspace / "exercises" / "01_constant_add.py").write_text(endless, encoding="utf-8")
     stopped = run.cli("hang: a kernel that never ends", "hang", "verify", "constant_add", "--backend", run.backend,
                       "--json", cwd=workspace, PALLAS_PUZZLES_TIME_LIMIT=str(HANG_LIMIT))
     stopped.expected = 1  # a failed check: the time-out

@@ -12,6 +12,7 @@ from helpers import COURSE, one_sentence
 from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.cli import app
+from pallas_puzzles.dev import examples
 from pallas_puzzles.engine import targets
 from pallas_puzzles.engine.checker import check_puzzle
 from pallas_puzzles.perf import chips
@@ -145,3 +146,39 @@ def test_a_correct_kernel_over_its_budget_shows_its_card(workspace, cli, validat
     assert document["kind"] == "over-budget" and document["performance"]["calls"]
 
 
+
+
+# w left in HBM and copied into a VMEM scratch by hand once, at the first step of a sequential grid:
+# right on a TPU only (Pallas's Triton lowering has no scratch memory or TPU copy, and refuses
+# pltpu.CompilerParams with a bare AssertionError), so it cannot be a correct.toml alternative of a
+# puzzle that also runs on a GPU; the copy-counting it guards is checked here.
+COPIED_BY_HAND = (
+    examples.Edit(
+        "\ndef resident_kernel(x_ref, w_ref, z_ref):\n"
+        "    # x_ref: (BM, K) rows of x; w_ref: all of w, (K, N); z_ref: (BM, N) rows of z.\n"
+        "    z_ref[...] = jnp.dot(x_ref[...], w_ref[...], preferred_element_type=jnp.float32)\n",
+        "\ndef resident_kernel(x_ref, w_hbm, z_ref, w_vmem):\n"
+        "    @pl.when(pl.program_id(0) == 0)\n"
+        "    def _fetch_weights_once():\n"
+        "        pltpu.sync_copy(w_hbm, w_vmem)\n\n"
+        "    z_ref[...] = jnp.dot(x_ref[...], w_vmem[...], preferred_element_type=jnp.float32)\n"),
+    examples.Edit(
+        "\n            pl.BlockSpec((k, n), lambda i: (0, 0)),  # all of w: the same block at every step\n"
+        "        ],\n        out_specs=pl.BlockSpec((BM, n), lambda i: (i, 0)),\n",
+        "\n            pl.BlockSpec(memory_space=pl.ANY),\n"
+        "        ],\n        out_specs=pl.BlockSpec((BM, n), lambda i: (i, 0)),\n"
+        "        scratch_shapes=[pltpu.VMEM((k, n), w.dtype)],\n"
+        "        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"arbitrary\",)),\n"),
+    examples.Edit("\nfrom jax.experimental import pallas as pl\n",
+                  "\nfrom jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"),
+)
+
+
+def test_weights_copied_into_vmem_by_hand_once_meet_the_traffic_budget(tmp_path):
+    """The cost model counts the bytes of the copy the kernel starts, once: w still crosses once."""
+    puzzle = COURSE.find("resident_weights")
+    by_hand = examples.Example("p23_weights_copied_once_by_hand", puzzle.name, "", COPIED_BY_HAND, must_pass=True)
+    built = examples.build(by_hand, COURSE, tmp_path)
+    result = check_puzzle(puzzle, built, INTERPRET, fail_fast=False)
+    assert result.passed, [(c.label, c.finding and c.finding.message) for c in result.cases if not c.passed]
+    assert all(c.performance.traffic_ratio <= (puzzle.budget.traffic or 99) for c in result.cases)
