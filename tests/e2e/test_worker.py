@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -295,3 +296,35 @@ def test_a_gpu_fault_is_said_as_one_and_the_next_check_runs_in_a_fresh_checker(t
         again = worker.check(puzzle, solution)
         assert again.passed, again.kind
         assert worker._process.pid != first
+
+
+def test_what_native_code_prints_joins_the_checks_printed_text_not_the_terminal(tmp_path, capfd):
+    """A GPU kernel's printf reaches descriptor 1 from the CUDA driver, once per thread (the tour gave
+    some 9,856 lines on an H100): stood in for by os.write from the launcher, and by libc's buffered
+    printf, which only a flush sends to a file."""
+    puzzle = COURSE.find("constant_add")
+    solution = (REPO / "solutions" / puzzle.file).read_text()
+    printing = tmp_path / puzzle.file
+    printing.write_text(solution.replace(
+        "    return pl.pallas_call(",
+        "    import os\n"
+        "    os.write(1, b''.join(b'pid (%d) idx () x=1.0\\n' % i for i in range(1000)))\n"
+        "    return pl.pallas_call(", 1))
+    assert printing.read_text() != solution
+    buffered = tmp_path / "buffered" / puzzle.file
+    buffered.parent.mkdir()
+    buffered.write_text(solution.replace(
+        "    return pl.pallas_call(", "    import ctypes\n    ctypes.CDLL(None).printf(b'buffered by libc\\n')\n"
+        "    return pl.pallas_call(", 1))
+    with Worker("interpret") as worker:
+        worker.start()
+        result = worker.check(puzzle, printing)
+        again = worker.check(puzzle, REPO / "solutions" / puzzle.file)
+        flushed = worker.check(puzzle, buffered)
+    assert "buffered by libc" in flushed.printed
+    assert result.passed
+    lines = result.printed.splitlines()
+    assert lines[0] == "pid (0) idx () x=1.0" and lines[199] == "pid (199) idx () x=1.0"
+    assert len(lines) == 201 and re.fullmatch(r"… and \d+ more lines", lines[200])  # the launcher runs per case
+    assert "pid (" not in capfd.readouterr().out  # nothing reached the terminal
+    assert again.printed == ""  # each check reads only its own

@@ -18,6 +18,7 @@ from pallas_puzzles.engine.targets.process import Started
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CheckResult, Finding
+from pallas_puzzles.worker.native_output import NativeOutput
 from pallas_puzzles.worker.protocol import (
     Channel,
     CheckReply,
@@ -52,6 +53,7 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
 
     previous: str | None = None  # the puzzle checked last
     release = CacheRelease.from_environment()  # when this process lets go of JAX's caches
+    native = NativeOutput()
     while True:
         try:
             message = channel.recv()
@@ -63,6 +65,7 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
         if previous is not None and previous != puzzle.name:
             started.target.between_puzzles()
         previous = puzzle.name
+        native.clear()
         try:
             result = check_puzzle(puzzle, Path(message.file), started.backend, mode, fail_fast=message.fail_fast,
                                   target=started.target, timed_runs=message.timed_runs, cases=message.cases)
@@ -73,6 +76,7 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
                 findings=[Finding(FindingKind.INTERNAL, "The checker itself failed while checking your file.",
                                   detail=traceback.format_exc())],
             )
+        result.printed += native.taken()
         channel.send(CheckReply(result))
         try:
             release.after_check()  # the reply is on its way: the learner waits for none of this
