@@ -4,7 +4,7 @@ Once a kernel faults (an illegal address, a trap, a misused barrier), every late
 process fails too. Seen on an H100 with jax 0.11.2 (issue 35): after one such kernel, every check in
 the same checker answered CUDA_ERROR_LAUNCH_FAILED, reference solutions included. So a case that
 meets one says so in the learner's terms, the check stops there, and the checker process is
-replaced before the next check (worker/client.py, `CheckResult.lost_device`).
+replaced before the next check (worker/client.py, `CaseResult.lost_device`).
 """
 
 from __future__ import annotations
@@ -60,4 +60,3 @@ def recognised(case: CaseResult) -> CaseResult:
                             where=finding.where, detail=finding.detail or finding.message)
             return dataclasses.replace(case, passed=False, findings=(fault,))
     return case
-
