@@ -40,20 +40,22 @@ class FakePool:
     It works through its jobs last first, as a second checker that ends sooner would."""
 
     verdicts: ClassVar[dict[str, CheckResult]] = {}
-    opened: ClassVar[list[tuple[str, str, str]]] = []  # (requested, mode, target) of each pool started
+    opened: ClassVar[list[tuple[str, str, str]]] = []  # (requested, mode, its targets joined by +) of each pool started
     checked: ClassVar[list[str]] = []  # file names, as checked
     timed_runs: ClassVar[list[int]] = []  # the timed runs asked of each check_in_order
     running: ClassVar[int] = 0  # pools started and not yet stopped
     most: ClassVar[int] = 0  # the most that ever were at once
 
-    def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN, target: str = "", limits=None) -> None:
+    def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN, target: str = "", limits=None,
+                 serves: tuple[str, ...] = ()) -> None:
         self.requested, self.mode, self.target = requested, mode, target
+        self.serves = serves or (target,)
         self.backend: Backend = TPU if mode is Mode.LOWER else {"gpu": GPU}.get(requested, INTERPRET)
         self.warning: str | None = "jax is newer than any tested"
         self.live = False
 
     def start(self) -> Backend:
-        FakePool.opened.append((self.requested, self.mode.value, self.target))
+        FakePool.opened.append((self.requested, self.mode.value, "+".join(self.serves)))
         FakePool.running += 1
         FakePool.most = max(FakePool.most, FakePool.running)
         self.live = True
@@ -71,7 +73,7 @@ class FakePool:
         results = {}
         for n in reversed(range(len(jobs))):
             puzzle, file = jobs[n]
-            assert puzzle.target == self.target, "a pool checks its own target's puzzles only"
+            assert puzzle.target in self.serves, "a pool checks its own targets' puzzles only"
             on_start(n)
             FakePool.checked.append(file.name)
             results[n] = FakePool.verdicts.get(file.name) or verdict(puzzle, file, passed=True)
@@ -218,7 +220,9 @@ def test_a_checker_error_is_an_error_never_a_pass_or_a_fail(pools, tmp_path):
         "an error is never stored as the file's verdict"
 
 
-def test_results_come_in_job_order_across_targets_with_one_pool_per_target(pools):
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_results_come_in_job_order_across_targets_with_one_pool_per_process_group(pools, monkeypatch, fast):
+    monkeypatch.setenv("PALLAS_PUZZLES_FAST", fast)
     names = ["1.py", "31.py", "2.py", "31b.py", "1b.py"]
     jobs = [job(p, name) for p, name in zip((ADD, REMOTE, ADD_BLOCKED, REMOTE, ADD), names)]
     now, ordered = Recorder(), InOrder()
@@ -226,7 +230,10 @@ def test_results_come_in_job_order_across_targets_with_one_pool_per_target(pools
     assert [o.job.file.name for o in report.outcomes] == names
     assert [name for _, name in ordered.of("finished")] == names
     assert [name for _, name in now.of("finished")] != names, "the fake checks end last first"
-    assert pools.opened == [("interpret", "run", "tpu-interpret"), ("interpret", "run", "tpu-multichip")]
+    if fast == "1":  # every built-in target can share a checker: one pool switches between them
+        assert pools.opened == [("interpret", "run", "tpu-interpret+tpu-multichip")]
+    else:  # the fast path off: a pool of checkers per target, as before checkers were shared
+        assert pools.opened == [("interpret", "run", "tpu-interpret"), ("interpret", "run", "tpu-multichip")]
 
 
 def test_one_pool_at_a_time_accelerators_first_and_lowering_last(pools):
@@ -234,10 +241,10 @@ def test_one_pool_at_a_time_accelerators_first_and_lowering_last(pools):
             job(ADD, "1-gpu.py", "gpu"), job(ADD_BLOCKED, "2.py")]
     report = service.run(jobs)
     assert pools.most == 1 and pools.running == 0
-    assert [target for _, _, target in pools.opened] == ["tpu-interpret", "tpu-interpret", "tpu-multichip",
-                                                         "tpu-interpret"]
+    assert [targets for _, _, targets in pools.opened] == ["tpu-interpret", "tpu-interpret+tpu-multichip",
+                                                           "tpu-interpret"]
     assert [(requested, mode) for requested, mode, _ in pools.opened] == [
-        ("gpu", "run"), ("interpret", "run"), ("interpret", "run"), ("tpu", "lower")]
+        ("gpu", "run"), ("interpret", "run"), ("tpu", "lower")]
     assert [o.backend for o in report.outcomes] == [INTERPRET, TPU, INTERPRET, GPU, INTERPRET]
 
 

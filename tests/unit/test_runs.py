@@ -31,9 +31,11 @@ class FakePool:
     checked: list[int] = []
     started = 0
 
-    def __init__(self, requested: str, size: int, mode=None, target: str = "tpu-interpret", limits=None) -> None:
+    def __init__(self, requested: str, size: int, mode=None, target: str = "tpu-interpret", limits=None,
+                 serves: tuple[str, ...] = ()) -> None:
         self.warning = None
         self.target = target
+        self.serves = serves or (target,)
         self.backend = INTERPRET
 
     def start(self):
@@ -163,6 +165,15 @@ def test_the_early_checker_is_for_the_target_of_the_puzzle_it_will_check(workspa
     state.write_text(state.read_text().replace('"current": "tour"', '"current": "outer_add"'))
     assert planned_check([])[0] == "some.module:Other", "watch checks the current puzzle first"
     assert planned_check(["verify", "--all"])[0] == "tpu-interpret", "the course's first puzzle"
+
+
+def test_the_early_checker_for_every_puzzle_serves_the_courses_first_process_group(workspace, monkeypatch):
+    targets = tuple(dict.fromkeys(p.target for p in COURSE.puzzles))
+    assert len(targets) > 2
+    assert planned_check(["verify", "--all"])[3] == targets, "every built-in target shares a checker"
+    monkeypatch.setenv("PALLAS_PUZZLES_FAST", "0")
+    assert planned_check(["verify", "--all"])[3] == (COURSE.puzzles[0].target,)
+    assert planned_check(["verify", "outer_add"])[3] == ("tpu-interpret",)
 
 
 def test_the_worker_count_respects_jobs_cores_and_memory():

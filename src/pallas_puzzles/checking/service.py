@@ -4,8 +4,9 @@ the reference-time tool, the mutation harness) hands its jobs here.
 For each backend and mode asked for, it learns what the backend is (without a checker when that
 is known beforehand, else from the first pool it starts), skips the jobs that cannot run there
 (`support.refusal`, or bad input when the caller named one puzzle), answers from the result cache
-where the caller allows it, and checks the rest on pools of checker processes: one pool per target,
-backend and mode, one pool at a time (two would double the memory). Listeners hear of each step
+where the caller allows it, and checks the rest on pools of checker processes: one pool per group of
+targets that can share a process (engine.targets.process_groups: every built-in one), backend and
+mode, one pool at a time (two would double the memory). Listeners hear of each step
 (`events`); the report holds every job's outcome in job order.
 
 An accelerator's jobs go first: one that is not there stops the run before it has cost much.
@@ -59,11 +60,16 @@ def _by_backend(jobs: Sequence[Job]) -> dict[tuple[str, Mode], list[int]]:
     return {key: keys[key] for key in order}
 
 
-def _by_target(jobs: Sequence[Job], indices: list[int]) -> dict[str, list[int]]:
-    targets: dict[str, list[int]] = {}
+def _by_checker(jobs: Sequence[Job], indices: list[int]) -> dict[tuple[str, ...], list[int]]:
+    """Job indices by the process group that checks them (engine.targets.process_groups), in job order
+    within a group: one pool of checkers serves a whole group, switching target from job to job."""
+    from pallas_puzzles.engine.targets import process_groups
+
+    groups = process_groups([jobs[index].puzzle.target for index in indices])
+    found: dict[tuple[str, ...], list[int]] = {group: [] for group in groups}
     for index in indices:
-        targets.setdefault(jobs[index].puzzle.target, []).append(index)
-    return targets
+        found[next(g for g in groups if jobs[index].puzzle.target in g)].append(index)
+    return found
 
 
 def _refusals(jobs: Sequence[Job], indices: list[int], backend: Backend | None, mode: Mode,
@@ -82,8 +88,8 @@ def _answer(jobs: Sequence[Job], indices: list[int], requested: str, mode: Mode,
     backend = known_backend(requested, mode)
     refused = _refusals(jobs, indices, backend, mode, options)
     if backend is None and (left := [i for i in indices if i not in refused]):
-        target, first = next(iter(_by_target(jobs, left).items()))
-        backend = pools.open(requested, mode, target, len(first)).backend
+        serves, first = next(iter(_by_checker(jobs, left).items()))
+        backend = pools.open(requested, mode, serves, len(first)).backend
         refused |= _refusals(jobs, left, backend, mode, options)
     if backend is not None:
         dispatch.resolved(backend, mode)
@@ -108,8 +114,8 @@ def _answer(jobs: Sequence[Job], indices: list[int], requested: str, mode: Mode,
         dispatch.settled(index, Outcome(job, result, backend=backend, seconds=seconds))
 
     unchecked = [i for i in keys if dispatch.outcomes[i] is None]
-    for target, group in _by_target(jobs, unchecked).items():
-        _check(pools.open(requested, mode, target, len(group)), jobs, group, options, dispatch, settle)
+    for serves, group in _by_checker(jobs, unchecked).items():
+        _check(pools.open(requested, mode, serves, len(group)), jobs, group, options, dispatch, settle)
     pools.close()
 
 
@@ -150,19 +156,20 @@ class _OnePool:
     def __init__(self, options: Options, dispatch: Dispatcher) -> None:
         self.options = options
         self.dispatch = dispatch
-        self.held: tuple[tuple[str, Mode, str], WorkerPool] | None = None
+        self.held: tuple[tuple[str, Mode], WorkerPool] | None = None
 
-    def open(self, requested: str, mode: Mode, target: str, jobs: int) -> WorkerPool:
-        """A started pool for `target`'s checks on this backend and mode (the one held, if it is that one)."""
+    def open(self, requested: str, mode: Mode, serves: tuple[str, ...], jobs: int) -> WorkerPool:
+        """A started pool for the checks of the targets `serves` (a process group) on this backend and mode:
+        the one held, if it serves them all."""
         from pallas_puzzles.worker import pool as pools
         from pallas_puzzles.worker.client import Limits
 
-        key = (requested, mode, target)
-        if self.held is not None and self.held[0] == key:
+        key = (requested, mode)
+        if self.held is not None and self.held[0] == key and set(serves) <= set(self.held[1].serves):
             return self.held[1]
         self.close()
         size = pools.pool_size(jobs, self.options.workers or None)
-        pool = pools.WorkerPool(requested, size, mode, target, self.options.limits or Limits())
+        pool = pools.WorkerPool(requested, size, mode, serves[0], self.options.limits or Limits(), serves)
         self.held = (key, pool)
         pool.start()
         if pool.warning:

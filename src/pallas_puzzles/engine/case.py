@@ -29,6 +29,12 @@ def case_data(puzzle: Puzzle, index: int, sizes: dict[str, int]) -> CaseData:
     return _data[key]
 
 
+def forget_data() -> None:
+    """Drop every case's data: a checker moving on to another puzzle keeps none of the last one's (the whole
+    course's would be 13 MiB of the TPU chapters alone, held for good)."""
+    _data.clear()
+
+
 @dataclass
 class Case:
     """A shape case being checked: what it is, and the clock that started with it."""

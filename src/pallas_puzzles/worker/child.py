@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pallas_puzzles.backends import Mode
 from pallas_puzzles.engine.targets import process
-from pallas_puzzles.engine.targets.memory import CacheRelease
+from pallas_puzzles.engine.targets.memory import CacheRelease, forget_compiled
 from pallas_puzzles.engine.targets.pallas_call.fast_path import start_up_out_of_collectors_sight
 from pallas_puzzles.engine.targets.process import Started
 from pallas_puzzles.errors import UserError
@@ -32,9 +32,10 @@ from pallas_puzzles.worker.protocol import (
 PARENT_POLL_SECONDS = 0.5
 
 
-def _start(target: str, requested: str, mode: Mode) -> tuple[Ready | StartFailed, Started | None]:
+def _start(target: str, requested: str, mode: Mode,
+           serves: tuple[str, ...]) -> tuple[Ready | StartFailed, Started | None]:
     try:
-        started = process.start(target, requested, mode)
+        started = process.start(target, requested, mode, serves)
     except UserError as exc:
         return StartFailed(exc.message), None
     except Exception as exc:  # a broken jax install: say so in one line
@@ -42,15 +43,55 @@ def _start(target: str, requested: str, mode: Mode) -> tuple[Ready | StartFailed
     return Ready(started.backend.name, started.warning), started
 
 
-def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
+class Targets:
+    """The targets this checker has started, and the one it checks for now. A checker serves the
+    targets it was started for (`serves`); it switches to another one the first time a request's
+    puzzle needs it, as the notebook's process does."""
+
+    def __init__(self, started: Started, name: str, requested: str, mode: Mode, serves: tuple[str, ...]) -> None:
+        self.requested, self.mode, self.serves = requested, mode, serves
+        self.name = name
+        self.by_name = {name: started}
+
+    @property
+    def now(self) -> Started:
+        return self.by_name[self.name]
+
+    def switch(self, name: str) -> StartFailed | None:
+        """Make `name` the target checks run for, where this checker serves it (else checks go on with the
+        current one, as a checker started for one target checks any puzzle it is given); a StartFailed
+        where it cannot start here."""
+        if name == self.name or name not in self.serves:
+            return None
+        self.now.target.between_puzzles()
+        if name not in self.by_name:
+            # What the last target compiled is no use to the next. Dropped and collected first, so that
+            # the freeze after the start keeps no garbage, and collections stay as cheap as at start-up
+            # (a target's modules unfrozen made every clear of the caches a 90 ms collection).
+            forget_compiled()
+            with start_up_out_of_collectors_sight():
+                reply, started = _start(name, self.requested, self.mode, self.serves)
+            if started is None:
+                assert isinstance(reply, StartFailed)
+                return reply
+            self.by_name[name] = started
+        else:
+            process.rejoin(name, self.by_name[name])
+        self.name = name
+        return None
+
+
+def serve(channel: Channel, target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ()) -> None:
     with start_up_out_of_collectors_sight():
-        reply, started = _start(target, requested, mode)
+        reply, started = _start(target, requested, mode, serves)
         if started is not None:
+            from pallas_puzzles.engine.case import forget_data
             from pallas_puzzles.engine.checker import check_puzzle
     channel.send(reply)
     if started is None:
         return
 
+    targets = Targets(started, target, requested, mode, serves or (target,))
     previous: str | None = None  # the puzzle checked last
     release = CacheRelease.from_environment()  # when this process lets go of JAX's caches
     native = NativeOutput()
@@ -63,8 +104,14 @@ def serve(channel: Channel, target: str, requested: str, mode: Mode) -> None:
             return
         puzzle = message.puzzle
         if previous is not None and previous != puzzle.name:
-            started.target.between_puzzles()
+            targets.now.target.between_puzzles()
+            forget_data()
         previous = puzzle.name
+        refused = targets.switch(puzzle.target)
+        if refused is not None:
+            channel.send(refused)
+            continue
+        started = targets.now
         native.clear()
         try:
             result = check_puzzle(puzzle, Path(message.file), started.backend, mode, fail_fast=message.fail_fast,
@@ -101,11 +148,12 @@ def end_with_parent(poll: float = PARENT_POLL_SECONDS) -> None:
 
 def main(argv: list[str]) -> None:
     read_fd, write_fd, target, requested, mode = int(argv[1]), int(argv[2]), argv[3], argv[4], Mode(argv[5])
+    serves = tuple(argv[6].split(",")) if len(argv) > 6 and argv[6] else ()
     # A Ctrl-C in the terminal reaches this process too; the parent decides when it ends.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     end_with_parent()
     try:
-        serve(Channel(read_fd, write_fd), target, requested, mode)
+        serve(Channel(read_fd, write_fd), target, requested, mode, serves)
     except (BrokenPipeError, KeyboardInterrupt):
         pass
     # Skip the interpreter's shutdown: tearing down JAX's modules and threads takes

@@ -122,11 +122,16 @@ def time_limit(puzzle: Puzzle) -> float:
 
 
 class Worker:
-    """One checker process for one target (the chapter's), backend and mode."""
+    """One checker process for one target (the chapter's), backend and mode; or, given `serves` (a process
+    group of engine.targets.process_groups, `target` among them), for any of those targets: the process
+    switches to a puzzle's target as it checks it, as a fresh checker for that target would check."""
 
     def __init__(self, requested: str, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET,
-                 limits: Limits = Limits()) -> None:
+                 limits: Limits = Limits(), serves: tuple[str, ...] = ()) -> None:
         self.target = target
+        self.serves = serves or (target,)
+        assert target in self.serves, (target, serves)
+        self._current = target  # the target the process checks for now: a restart starts with it
         self.requested = requested
         self.mode = mode
         self.limits = limits
@@ -139,7 +144,7 @@ class Worker:
         self._cancelled = threading.Event()
 
     def start(self) -> Backend:
-        key = (self.target, self.requested, self.mode)
+        key = (self._current, self.requested, self.mode, self.serves)
         spawned = launch.take(*key) or launch.spawn(*key)
         self._process = spawned.process
         self._channel = channel = spawned.channel
@@ -177,9 +182,15 @@ class Worker:
         with self._busy:
             self._cancelled.clear()
             if not self.alive:
+                self._current = self._target_for(puzzle)
                 self.stop()
                 self.start()
             return self._check_started(puzzle, file, fail_fast, timed_runs, cases)
+
+    def _target_for(self, puzzle: Puzzle) -> str:
+        """The target the process checks `puzzle` with: its own where it serves it, else the current one
+        (a puzzle checked on a given target's checker, as tests do)."""
+        return puzzle.target if puzzle.target in self.serves else self._current
 
     def _check_started(self, puzzle: Puzzle, file: Path, fail_fast: bool, timed_runs: int,
                        cases: CaseSpan | None) -> CheckResult:
@@ -189,9 +200,12 @@ class Worker:
         limit = self.limits.seconds or time_limit(puzzle)
         try:
             channel.send(CheckRequest(puzzle, str(file), fail_fast, timed_runs, cases))
+            self._current = self._target_for(puzzle)
             over = self._wait(channel, limit)
             if over is None:
                 reply = channel.recv()
+                if isinstance(reply, StartFailed):  # the puzzle's target could not start in this process
+                    raise UserError(reply.message)
                 assert isinstance(reply, CheckReply), reply
                 # A GPU fault leaves this process's GPU context unusable: the next check starts a fresh checker.
                 if any(case.lost_device for case in reply.result.cases):

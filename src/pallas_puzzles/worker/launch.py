@@ -3,11 +3,12 @@
 Importing JAX takes about a second. A command that is going to check something
 starts its checker first thing (`start_early`, from `pallas_puzzles.__main__`),
 so that import overlaps the CLI's own imports, argument parsing and workspace
-reading. A checker serves one target, so the early start reads just enough to
-guess it: the puzzle named on the command line, else the workspace's current
-puzzle, else the course's first (`planned_check`). The first Worker asking for
-the same target, backend and mode takes that process over (`take`); a command
-that ends without one ends it.
+reading. A checker starts for one target (and may serve the others of its
+process group), so the early start reads just enough to guess it: the puzzle
+named on the command line, else the workspace's current puzzle, else the
+course's first (`planned_check`). The first Worker asking for the same target,
+backend and mode takes that process over (`take`); a command that ends without
+one ends it.
 """
 
 from __future__ import annotations
@@ -35,8 +36,15 @@ class Spawned:
     target: str
     requested: str
     mode: Mode
+    serves: tuple[str, ...]  # the targets it may check for, `target` first (one process group)
     process: subprocess.Popen[bytes]
     channel: Channel
+
+    def suits(self, target: str, requested: str, mode: Mode, serves: tuple[str, ...]) -> bool:
+        """Can it be the checker asked for? Started for that target, backend and mode, and serving
+        every target asked of it (more cost nothing: a target starts on its first check)."""
+        return ((self.target, self.requested, self.mode) == (target, requested, mode)
+                and set(serves) <= set(self.serves))
 
     def end(self) -> None:
         if self.process.poll() is None:
@@ -45,7 +53,9 @@ class Spawned:
         self.channel.close()
 
 
-def spawn(target: str, requested: str, mode: Mode) -> Spawned:
+def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ()) -> Spawned:
+    """A checker process for `target` that can switch to the other targets of `serves` (its group)."""
+    serves = (target, *(name for name in serves if name != target))
     # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
     # re-runs the parent's main module in the child (slow, and it breaks
     # scripts without a __main__ guard).
@@ -54,7 +64,7 @@ def spawn(target: str, requested: str, mode: Mode) -> Spawned:
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "pallas_puzzles.worker", str(to_child_r), str(from_child_w),
-             target, requested, mode.value],
+             target, requested, mode.value, ",".join(serves)],
             pass_fds=(to_child_r, from_child_w),
             stdin=subprocess.DEVNULL,
         )
@@ -65,30 +75,37 @@ def spawn(target: str, requested: str, mode: Mode) -> Spawned:
     finally:
         os.close(to_child_r)
         os.close(from_child_w)
-    return Spawned(target, requested, mode, process, Channel(from_child_r, to_child_w))
+    return Spawned(target, requested, mode, serves, process, Channel(from_child_r, to_child_w))
 
 
-def _likely_target(key: str | None, every_puzzle: bool) -> str:
+def _likely_target(key: str | None, every_puzzle: bool) -> tuple[str, ...]:
     """The target of the puzzle named (or else the workspace's current one); a guess: any doubt
-    gives the course's first puzzle's, and a wrong guess only costs the time of a second start."""
+    gives the course's first puzzle's, and a wrong guess only costs the time of a second start.
+    For `--all`, the course's first process group (checking.service checks it first, in course order)."""
     from pallas_puzzles.course.source import course_of
     from pallas_puzzles.workspace.folder import find_workspace
 
     workspace = find_workspace(Path.cwd())
     course = course_of(workspace)
-    if every_puzzle:  # `--all` checks in course order
-        return course.puzzles[0].target
+    if every_puzzle:
+        from pallas_puzzles.engine.targets import process_groups
+
+        try:
+            return process_groups([puzzle.target for puzzle in course.puzzles])[0]
+        except Exception:  # a course target that cannot load: its checks will say so
+            return (course.puzzles[0].target,)
     try:
         if key is None:
             state = json.loads(workspace.state_file.read_text(encoding="utf-8"))
             key = str(state["current"])
-        return course.find(key).target
+        return (course.find(key).target,)
     except Exception:
-        return course.puzzles[0].target
+        return (course.puzzles[0].target,)
 
 
-def planned_check(args: list[str]) -> tuple[str, str, Mode] | None:
-    """(target, backend, mode) of the checker this command line will want, or None when it wants none."""
+def planned_check(args: list[str]) -> tuple[str, str, Mode, tuple[str, ...]] | None:
+    """(target, backend, mode, the targets it serves) of the checker this command line will want, or None
+    when it wants none."""
     if "--help" in args or "-h" in args or "--version" in args:
         return None
     backend, command, key, index = AUTO, None, None, 0
@@ -113,10 +130,10 @@ def planned_check(args: list[str]) -> tuple[str, str, Mode] | None:
     if backend not in CHOICES:
         return None
     try:
-        target = _likely_target(key, "--all" in args)
+        serves = _likely_target(key, "--all" in args)
     except Exception:  # no course to read: the command will say so itself
         return None
-    return target, backend, mode
+    return serves[0], backend, mode, serves
 
 
 _early: Spawned | None = None
@@ -135,13 +152,13 @@ def start_early(args: list[str]) -> None:
     atexit.register(discard)
 
 
-def take(target: str, requested: str, mode: Mode) -> Spawned | None:
-    """The early checker if it matches; one that does not match is ended."""
+def take(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ()) -> Spawned | None:
+    """The early checker if it suits; one that does not is ended."""
     global _early
     early, _early = _early, None
     if early is None:
         return None
-    if (early.target, early.requested, early.mode) == (target, requested, mode):
+    if early.suits(target, requested, mode, serves):
         return early
     early.end()
     return None

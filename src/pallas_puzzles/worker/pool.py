@@ -44,12 +44,14 @@ JobDone = Callable[[int, CheckResult], None]
 
 
 class WorkerPool:
-    """Checkers for one target: a course of several targets is checked one pool after another."""
+    """Checkers for one target, or for each target of `serves` (a process group, `target` first): a
+    course whose targets need different processes is checked one pool after another."""
 
     def __init__(self, requested: str, size: int, mode: Mode = Mode.RUN, target: str = DEFAULT_TARGET,
-                 limits: Limits = Limits()) -> None:
+                 limits: Limits = Limits(), serves: tuple[str, ...] = ()) -> None:
         self.target = target
-        self.workers = [Worker(requested, mode, target, limits) for _ in range(max(1, size))]
+        self.serves = serves or (target,)
+        self.workers = [Worker(requested, mode, target, limits, self.serves) for _ in range(max(1, size))]
 
     @property
     def warning(self) -> str | None:

@@ -15,8 +15,10 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+from collections.abc import Sequence
 from types import ModuleType
 
+from pallas_puzzles import environment
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
 from pallas_puzzles.engine.targets.blackwell.target import BlackwellTarget
@@ -28,7 +30,7 @@ from pallas_puzzles.engine.targets.tpu_lowering import TpuLowering
 from pallas_puzzles.engine.targets.tpu_multichip.target import TpuMultichip
 from pallas_puzzles.errors import UserError
 
-__all__ = ["BUILTIN", "ProcessSetup", "Target", "for_check", "get", "partner_name"]
+__all__ = ["BUILTIN", "ProcessSetup", "Target", "for_check", "get", "partner_name", "process_groups", "shared_setup"]
 
 BUILTIN: dict[str, type[Target]] = {
     TpuInterpreter.name: TpuInterpreter,
@@ -82,6 +84,33 @@ def partner_name(declared: str, backend: Backend, mode: Mode) -> str | None:
     if backend.interprets:
         return declared
     return target.partners.get(backend.name)
+
+
+def process_groups(names: Sequence[str]) -> list[tuple[str, ...]]:
+    """The declared targets `names` (in order, repeats allowed), grouped into the checker processes that
+    can serve them: each group's targets share one process setup (ProcessSetup.can_share), in order
+    of first appearance. Checks of a course's chapters run one group's pool after another. With the
+    fast path off (PALLAS_PUZZLES_FAST=0) every target has checkers of its own, started for it alone."""
+    groups: list[list[str]] = []
+    for name in dict.fromkeys(names):
+        if environment.FAST.turned_off():
+            groups.append([name])
+            continue
+        setup = get(name).setup
+        home = next((g for g in groups if all(get(other).setup.can_share(setup) for other in g)), None)
+        if home is None:
+            groups.append([name])
+        else:
+            home.append(name)
+    return [tuple(group) for group in groups]
+
+
+def shared_setup(names: Sequence[str]) -> ProcessSetup:
+    """The setup of a process that serves every target of `names` (one of process_groups' groups)."""
+    setup = get(names[0]).setup
+    for name in names[1:]:
+        setup = setup.with_devices_of(get(name).setup)
+    return setup
 
 
 def for_check(declared: str, backend: Backend, mode: Mode) -> Target:

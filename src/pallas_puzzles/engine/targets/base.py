@@ -37,6 +37,16 @@ class ProcessSetup:
         devices = (f"--xla_force_host_platform_device_count={self.host_devices}",) if self.host_devices > 1 else ()
         return (*devices, *self.xla_flags)
 
+    def can_share(self, other: ProcessSetup) -> bool:
+        """Can one process serve both? Where their own XLA flags agree: a device count can be the larger
+        of the two (a kernel on one device runs on the first of several), imports are blocked per target
+        as it starts (engine/targets/process.py), but another flag would change what the other runs."""
+        return self.xla_flags == other.xla_flags
+
+    def with_devices_of(self, other: ProcessSetup) -> ProcessSetup:
+        """This setup with enough simulated devices for `other` too."""
+        return ProcessSetup(max(self.host_devices, other.host_devices), self.block_imports, self.xla_flags)
+
 
 class Target:
     """A way of running kernels. Subclasses set the class attributes and implement `run_case`."""

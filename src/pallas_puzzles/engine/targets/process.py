@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pallas_puzzles import backends, environment
 from pallas_puzzles.backends import Backend, Mode
-from pallas_puzzles.engine.targets import for_check, get
+from pallas_puzzles.engine.targets import for_check, get, shared_setup
 from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.errors import UserError
 
@@ -40,14 +40,17 @@ def _block(modules: tuple[str, ...]) -> None:
             _blocked.add(module)
 
 
-def start(declared: str, requested: str, mode: Mode) -> Started:
-    """Prepare this process for checks of chapters whose target is `declared`, and start JAX.
+def start(declared: str, requested: str, mode: Mode, serves: tuple[str, ...] = ()) -> Started:
+    """Prepare this process for checks of chapters whose target is `declared`, and start JAX (once: a
+    later call switches the process to another target). `serves`: every target the process will check
+    for (process_groups' group): JAX starts with a setup that suits them all.
 
     A jax this project cannot use, or a backend that is not here, is a UserError.
     """
     setup = get(declared).setup
     backends.prepare_environment(requested, mode)
-    os.environ[environment.XLA_FLAGS.name] = backends.with_flags(environment.XLA_FLAGS.value(), setup.all_xla_flags())
+    whole = shared_setup((declared, *serves))
+    os.environ[environment.XLA_FLAGS.name] = backends.with_flags(environment.XLA_FLAGS.value(), whole.all_xla_flags())
     import jax
 
     error, warning = backends.jax_version_verdict(jax.__version__)
@@ -63,3 +66,9 @@ def start(declared: str, requested: str, mode: Mode) -> Started:
     target = for_check(declared, backend, mode)
     target.start()
     return Started(backend, target, warning)
+
+
+def rejoin(declared: str, started: Started) -> None:
+    """Switch back to a target this process started before: its hooks are installed, and only its
+    blocked imports need redoing (another target's start may have undone them)."""
+    _block(get(declared).setup.block_imports if started.backend.interprets else ())
