@@ -293,10 +293,11 @@ def test_start_up_is_frozen_out_of_the_collectors_sight_unless_turned_off(settin
     probe = ("import gc\n"
              "from pallas_puzzles.engine.targets.pallas_call.fast_path import start_up_out_of_collectors_sight\n"
              "with start_up_out_of_collectors_sight():\n    import jax\n    during = gc.isenabled()\n"
-             "print(during, gc.isenabled(), gc.get_freeze_count())")
+             "print(during, gc.isenabled(), gc.get_freeze_count(), gc.get_threshold()[0])")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
                           env={**os.environ, fast_path.VARIABLE: setting})
     assert done.returncode == 0, done.stderr
-    collecting_during, collecting_after, frozen = done.stdout.split()
+    collecting_during, collecting_after, frozen, young = done.stdout.split()
     assert collecting_during == str(not fast) and collecting_after == "True", done.stdout
     assert (int(frozen) > 10_000) is fast, done.stdout
+    assert (int(young) == fast_path.GC_YOUNG_THRESHOLD) is fast, "the young generation is collected less often"
