@@ -12,6 +12,7 @@ attributes (its process needs, its partners) without starting JAX.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -32,20 +33,27 @@ class ProcessSetup:
     host_devices: int = 1  # simulated CPU devices (--xla_force_host_platform_device_count)
     block_imports: tuple[str, ...] = ()  # modules made to fail fast on import, where kernels are interpreted
     xla_flags: tuple[str, ...] = ()  # more XLA flags (the checker's own are always added)
+    # Its checks are the same in a process with more simulated devices than it asks for (its kernels run
+    # on the first, or on a mesh of the size a case names), so a target that needs more may share it.
+    # Off by default: a course's own target may count the devices it finds.
+    more_devices_alike: bool = False
 
     def all_xla_flags(self) -> tuple[str, ...]:
         devices = (f"--xla_force_host_platform_device_count={self.host_devices}",) if self.host_devices > 1 else ()
         return (*devices, *self.xla_flags)
 
     def can_share(self, other: ProcessSetup) -> bool:
-        """Can one process serve both? Where their own XLA flags agree: a device count can be the larger
-        of the two (a kernel on one device runs on the first of several), imports are blocked per target
-        as it starts (engine/targets/process.py), but another flag would change what the other runs."""
-        return self.xla_flags == other.xla_flags
+        """Can one process serve both? Where their own XLA flags agree (another flag would change what the
+        other runs) and their device counts do, or the one asking for fewer runs alike on more. Imports are
+        blocked per target, as it starts (engine/targets/process.py)."""
+        if self.xla_flags != other.xla_flags:
+            return False
+        fewer = min((self, other), key=lambda setup: setup.host_devices)
+        return self.host_devices == other.host_devices or fewer.more_devices_alike
 
     def with_devices_of(self, other: ProcessSetup) -> ProcessSetup:
         """This setup with enough simulated devices for `other` too."""
-        return ProcessSetup(max(self.host_devices, other.host_devices), self.block_imports, self.xla_flags)
+        return dataclasses.replace(self, host_devices=max(self.host_devices, other.host_devices))
 
 
 class Target:

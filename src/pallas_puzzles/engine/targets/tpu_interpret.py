@@ -37,7 +37,7 @@ class TpuInterpreter(Target):
     name: ClassVar[str] = "tpu-interpret"
     summary: ClassVar[str] = ("Pallas's TPU interpreter on the CPU, strict: out-of-bounds blocks and reads, "
                               "unwritten output, padding, parallel-axis order, DMAs and semaphores")
-    setup: ClassVar[ProcessSetup] = ProcessSetup(block_imports=(GPU_INTERPRETER,))
+    setup: ClassVar[ProcessSetup] = ProcessSetup(block_imports=(GPU_INTERPRETER,), more_devices_alike=True)
     cost_card: ClassVar[bool] = True
     partners: ClassVar[dict[str, str]] = {"lower": "tpu-lowering", "gpu": "device", "tpu": "device"}
 

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pallas_puzzles.engine.targets.base import Target
+from pallas_puzzles.engine.targets.base import ProcessSetup, Target
 from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
 from pallas_puzzles.engine.targets.timing import timed
 from pallas_puzzles.findings import FindingKind
@@ -56,6 +56,7 @@ class MosaicGpuTarget(Target):
     summary: ClassVar[str] = ("Mosaic GPU kernels (plgpu.kernel) in JAX's GPU interpreter with race detection, "
                               "and lowered for CUDA on the CPU for the rules only a GPU enforces")
     min_jax: ClassVar[str] = "0.12"  # the GPU interpreter's public API (InterpretGPUParams) is new in 0.12
+    setup: ClassVar[ProcessSetup] = ProcessSetup(more_devices_alike=True)  # it runs on the first CPU device
     partners: ClassVar[Mapping[str, str]] = {"gpu": "mosaic-gpu-device"}
     gpu_card: ClassVar[bool] = True
     shares_cases: ClassVar[bool] = True

@@ -36,7 +36,7 @@ class TpuMultichip(Target):
     name: ClassVar[str] = "tpu-multichip"
     summary: ClassVar[str] = ("Pallas's TPU interpreter over simulated devices: remote copies, semaphores, "
                               "barrier handshakes and ring collectives")
-    setup: ClassVar[ProcessSetup] = ProcessSetup(host_devices=mesh_options.MAX_DEVICES)
+    setup: ClassVar[ProcessSetup] = ProcessSetup(host_devices=mesh_options.MAX_DEVICES, more_devices_alike=True)
     cost_card: ClassVar[bool] = False  # the TPU-pipeline card does not apply; the traffic card does
     shares_cases: ClassVar[bool] = True
     partners: ClassVar[Mapping[str, str]] = {}  # compiling needs a slice of several TPU chips
