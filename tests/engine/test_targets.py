@@ -139,3 +139,19 @@ def test_a_target_module_kept_beside_the_course_file_needs_no_import_path(tmp_pa
         worker.start()
         assert worker.check(puzzle, puzzle.solution_path, fail_fast=False).passed
     assert static.stray_files(load_course(folder)) == []
+
+
+def test_a_target_that_counts_its_devices_keeps_its_count_in_a_run_of_several_targets(course_with_own_target: Path):
+    """`--all` checks a run's targets on shared checkers (engine.targets.process_groups), but never puts a
+    target that asked for four devices in a process with eight: its spec counts them."""
+    from helpers import COURSE as BUILTIN
+
+    from pallas_puzzles.checking import service
+    from pallas_puzzles.checking.jobs import Job, Options
+
+    own = load_course(course_with_own_target).find("add_device_count")
+    puzzles = [BUILTIN.find("constant_add"), own, BUILTIN.find("ring_all_gather"), BUILTIN.find("outer_add")]
+    assert targets.process_groups([p.target for p in puzzles]) == [
+        ("tpu-interpret", own.target), ("tpu-multichip",)]
+    report = service.run([Job(p, p.solution_path, "interpret") for p in puzzles], Options(workers=1))
+    assert [o.result.passed for o in report.outcomes if o.result is not None] == [True] * 4
