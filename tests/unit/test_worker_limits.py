@@ -43,6 +43,40 @@ def test_a_failing_drain_thread_reaches_the_caller_instead_of_hanging(monkeypatc
         list(pool.check_in_order(jobs))
 
 
+def test_a_pool_checks_on_its_first_checker_while_the_others_still_start(monkeypatch):
+    """The first checker is often the one started early, half a second before the others: it takes jobs as
+    soon as it is ready, and a slower one joins once it is."""
+    import threading
+
+    from pallas_puzzles.backends import INTERPRET
+    from pallas_puzzles.results import CheckResult
+    from pallas_puzzles.worker.pool import WorkerPool
+
+    pool = WorkerPool("interpret", 2)
+    first, second = pool.workers
+    second_ready = threading.Event()
+    checked_by: list[Worker] = []
+    monkeypatch.setattr(Worker, "launch", lambda self: None)
+    monkeypatch.setattr(Worker, "stop", lambda self: None)
+
+    def wait_ready(self):
+        if self is second:
+            assert second_ready.wait(10)
+        return INTERPRET
+
+    def check(self, puzzle, file, fail_fast=True, timed_runs=0):
+        checked_by.append(self)
+        return CheckResult(number=puzzle.number, name=puzzle.name, file=str(file), backend="interpret", passed=True)
+
+    monkeypatch.setattr(Worker, "wait_ready", wait_ready)
+    monkeypatch.setattr(Worker, "check", check)
+    assert pool.start() is INTERPRET, "started once the first checker is ready"
+    jobs = [(p, p.solution_path) for p in COURSE.puzzles[:4]]
+    assert all(r.passed for r in pool.check_in_order(jobs))
+    assert checked_by == [first] * 4, "the second checker, still starting, took no job"
+    second_ready.set()
+
+
 def test_the_time_limit_is_the_puzzles_own_unless_overridden(monkeypatch):
     import pytest
 

@@ -144,10 +144,20 @@ class Worker:
         self._cancelled = threading.Event()
 
     def start(self) -> Backend:
+        self.launch()
+        return self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the checker process (or take the one started early) without waiting for it."""
         key = (self._current, self.requested, self.mode, self.serves)
         spawned = launch.take(*key) or launch.spawn(*key)
         self._process = spawned.process
-        self._channel = channel = spawned.channel
+        self._channel = spawned.channel
+
+    def wait_ready(self) -> Backend:
+        """Wait until the launched process has started JAX; its backend, or a UserError saying why not."""
+        channel = self._channel
+        assert channel is not None, "launch() first"
         if not channel.poll(STARTUP_TIMEOUT):
             self.stop()
             raise UserError("The checker process did not start within three minutes; run `pallas-puzzles doctor`.")

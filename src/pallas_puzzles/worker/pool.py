@@ -52,6 +52,11 @@ class WorkerPool:
         self.target = target
         self.serves = serves or (target,)
         self.workers = [Worker(requested, mode, target, limits, self.serves) for _ in range(max(1, size))]
+        # Cleared while a worker finishes starting in the background (start): its jobs wait for it.
+        self._ready = {id(worker): threading.Event() for worker in self.workers}
+        for event in self._ready.values():
+            event.set()
+        self._start_errors: list[BaseException] = []
 
     @property
     def warning(self) -> str | None:
@@ -64,25 +69,32 @@ class WorkerPool:
         return backend
 
     def start(self) -> Backend:
-        errors: list[BaseException] = []
-
-        def start_one(worker: Worker) -> None:
+        """Launch every checker, and return once the first is ready (it tells the backend): the others
+        finish starting while it checks, each taking jobs once it is ready (the first is often the one
+        started early, half a second before the others)."""
+        for worker in self.workers:  # in order: the first takes the checker started early, if it suits
             try:
-                worker.start()
-            except BaseException as exc:  # handed to the caller below
-                errors.append(exc)
-
-        threads = [threading.Thread(target=start_one, args=(w,)) for w in self.workers]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if errors:
+                worker.launch()
+            except OSError as exc:
+                self.stop()
+                raise UserError(f"A checker process could not be started ({exc}).") from None
+        try:
+            backend = self.workers[0].wait_ready()
+        except BaseException:
             self.stop()
-            raise errors[0]
-        backend = self.workers[0].backend
-        assert backend is not None
+            raise
+        for worker in self.workers[1:]:
+            self._ready[id(worker)].clear()
+            threading.Thread(target=self._wait_ready, args=(worker,), daemon=True, name="checker-start").start()
         return backend
+
+    def _wait_ready(self, worker: Worker) -> None:
+        try:
+            worker.wait_ready()
+        except BaseException as exc:  # handed to whoever waits for this worker's jobs
+            self._start_errors.append(exc)
+        finally:
+            self._ready[id(worker)].set()
 
     def check_in_order(self, jobs: list[tuple[Puzzle, Path]], fail_fast: bool = True,
                        on_start: JobStarted | None = None, on_done: JobDone | None = None,
@@ -99,6 +111,9 @@ class WorkerPool:
 
         def drain(worker: Worker) -> None:
             try:
+                self._ready[id(worker)].wait()
+                if self._start_errors:
+                    raise self._start_errors[0]
                 while not failures:
                     index = pending.take(id(worker))
                     if index is None:
