@@ -176,7 +176,7 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
         start_observer,
     )
     from pallas_puzzles.worker.by_target import WorkersByTarget
-    from pallas_puzzles.worker.client import learner_limits
+    from pallas_puzzles.worker.limits import learner_limits
     from pallas_puzzles.workspace.folder import init_workspace
     from pallas_puzzles.workspace.progress import Progress
 

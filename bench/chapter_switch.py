@@ -28,7 +28,7 @@ def first_save_after_pass(last: str, first: str, read: float) -> float:
     from pallas_puzzles.course.reader import load_course
     from pallas_puzzles.watch import EventQueue, PuzzleFileHandler, QuitEvent, WatchLoop, start_observer
     from pallas_puzzles.worker.by_target import WorkersByTarget
-    from pallas_puzzles.worker.client import learner_limits
+    from pallas_puzzles.worker.limits import learner_limits
     from pallas_puzzles.workspace.folder import init_workspace
     from pallas_puzzles.workspace.progress import Progress
 

@@ -81,7 +81,7 @@ def test_the_time_limit_is_the_puzzles_own_unless_overridden(monkeypatch):
     import pytest
 
     from pallas_puzzles.errors import UserError
-    from pallas_puzzles.worker.client import time_limit
+    from pallas_puzzles.worker.limits import time_limit
 
     puzzle = COURSE.find("matmul_grid_k")
     monkeypatch.delenv("PALLAS_PUZZLES_TIME_LIMIT", raising=False)

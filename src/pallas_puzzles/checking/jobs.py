@@ -19,7 +19,7 @@ from pallas_puzzles.course.model import Course, Puzzle
 from pallas_puzzles.results import CheckResult, Status
 
 if TYPE_CHECKING:
-    from pallas_puzzles.worker.client import Limits
+    from pallas_puzzles.worker.limits import Limits
     from pallas_puzzles.workspace.folder import Workspace
 
 

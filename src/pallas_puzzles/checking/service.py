@@ -162,7 +162,7 @@ class _OnePool:
         """A started pool for the checks of the targets `serves` (a process group) on this backend and mode:
         the one held, if it serves them all."""
         from pallas_puzzles.worker import pool as pools
-        from pallas_puzzles.worker.client import Limits
+        from pallas_puzzles.worker.limits import Limits
 
         key = (requested, mode)
         if self.held is not None and self.held[0] == key and set(serves) <= set(self.held[1].serves):

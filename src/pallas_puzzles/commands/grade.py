@@ -26,7 +26,7 @@ from pallas_puzzles.errors import EXIT_INTERNAL, EXIT_PASS, UserError
 from pallas_puzzles.output import Output
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import Status
-from pallas_puzzles.worker.client import Limits
+from pallas_puzzles.worker.limits import Limits
 from pallas_puzzles.workspace.folder import MARKER, Workspace
 
 Say = Callable[[str], None]

@@ -18,7 +18,8 @@ def cmd_show(out: Output, key: str | None, requested: str, solution: bool, case:
     """The grid step-through of a puzzle's kernel: in the terminal, or as an HTML page."""
     from pallas_puzzles.report import stepper
     from pallas_puzzles.report.show import NoGrid, check_target, view_of, write_page
-    from pallas_puzzles.worker.client import Worker, learner_limits
+    from pallas_puzzles.worker.client import Worker
+    from pallas_puzzles.worker.limits import learner_limits
 
     progress = open_progress(out)
     puzzle = progress.puzzle(key)

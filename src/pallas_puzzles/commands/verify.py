@@ -21,7 +21,7 @@ from pallas_puzzles.report import sentences
 from pallas_puzzles.report.formats import Verdict
 from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
-from pallas_puzzles.worker.client import learner_limits
+from pallas_puzzles.worker.limits import learner_limits
 from pallas_puzzles.workspace.folder import find_workspace, reference_solution
 from pallas_puzzles.workspace.progress import PassOutcome, Progress
 

@@ -32,7 +32,7 @@ from pallas_puzzles.watch.events import (
 from pallas_puzzles.watch.loop import GOODBYE, WatchLoop, say_goodbye
 from pallas_puzzles.watch.runner import CachingChecker, Checker, CheckRunner
 from pallas_puzzles.worker.by_target import WorkersByTarget
-from pallas_puzzles.worker.client import learner_limits
+from pallas_puzzles.worker.limits import learner_limits
 from pallas_puzzles.workspace.progress import Progress
 
 __all__ = [

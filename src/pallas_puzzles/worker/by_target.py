@@ -17,7 +17,8 @@ from pathlib import Path
 from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.results import CheckResult
-from pallas_puzzles.worker.client import Limits, Worker
+from pallas_puzzles.worker.client import Worker
+from pallas_puzzles.worker.limits import Limits
 from pallas_puzzles.worker.split import SharedChecker, shares
 
 KEPT_CHECKERS = 2  # the current chapter's and the one before

@@ -33,7 +33,7 @@ PARENT_POLL_SECONDS = 0.5
 
 
 def _start(target: str, requested: str, mode: Mode,
-           serves: tuple[str, ...]) -> tuple[Ready | StartFailed, Started | None]:
+           serves: tuple[str, ...] = ()) -> tuple[Ready | StartFailed, Started | None]:
     try:
         started = process.start(target, requested, mode, serves)
     except UserError as exc:

@@ -16,7 +16,8 @@ from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.course.reader import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.results import CheckResult
-from pallas_puzzles.worker.client import Limits, Worker
+from pallas_puzzles.worker.client import Worker
+from pallas_puzzles.worker.limits import Limits
 
 # How many checkers run at once. A check is one single-threaded compile after
 # another, so more than one checker per core only adds waiting. Memory is the

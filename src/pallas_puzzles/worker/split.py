@@ -27,7 +27,8 @@ from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CaseSpan, CheckResult
-from pallas_puzzles.worker.client import CheckCancelled, Limits, Worker
+from pallas_puzzles.worker.client import CheckCancelled, Worker
+from pallas_puzzles.worker.limits import Limits
 
 # What stops a checker rather than a case: the checker's reply holds this finding and no case.
 STOPPED = frozenset({FindingKind.TIMEOUT, FindingKind.MEMORY, FindingKind.CRASH})
