@@ -29,6 +29,14 @@ CHECKING_COMMANDS = {"verify": Mode.RUN, "watch": Mode.RUN, "perf": Mode.RUN, "s
 BACKEND_OPTIONS = ("--backend", "-b")
 
 
+# glibc's malloc gives each of a checker's threads (XLA's, the interpreters') an arena of its own, and
+# what a check frees there stays: after the TPU chapters' 31 puzzles and a clear of JAX's caches, a
+# checker kept 44 MiB more than at start with one arena per thread, 30 with two; the whole course's peak
+# fell 15 MiB (PSS), and no check was slower. The user's own setting wins. Other C libraries ignore it.
+ALLOCATOR_ARENAS = "MALLOC_ARENA_MAX"
+CHECKER_ARENAS = "2"
+
+
 @dataclass
 class Spawned:
     """A checker process just started: it is still importing JAX until it sends Ready."""
@@ -67,6 +75,7 @@ def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ())
              target, requested, mode.value, ",".join(serves)],
             pass_fds=(to_child_r, from_child_w),
             stdin=subprocess.DEVNULL,
+            env={**os.environ, ALLOCATOR_ARENAS: os.environ.get(ALLOCATOR_ARENAS, CHECKER_ARENAS)},
         )
     except OSError:
         for fd in (to_child_w, from_child_r):
