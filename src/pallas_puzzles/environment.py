@@ -79,6 +79,10 @@ GPU_PREALLOCATE = Variable(
     "XLA_PYTHON_CLIENT_PREALLOCATE",
     "JAX's: whether it takes most of a GPU's memory when it starts; checkers that may run on an accelerator "
     "set it to `false` when it is unset, so that several of them share one GPU.")
+ALLOCATOR_ARENAS = Variable(
+    "MALLOC_ARENA_MAX",
+    "glibc's: how many memory arenas a process's threads share; checker processes are started with `2` when "
+    "it is unset, which hands back more of what a check freed.")
 CHECK_SETTINGS = Family(
     # PALLAS_PUZZLES_FAST covers both speed-up switches: a check run to rule them out must not be
     # answered with a verdict they gave.
@@ -87,8 +91,13 @@ CHECK_SETTINGS = Family(
     "afresh.")
 
 VARIABLES: tuple[Variable, ...] = (COURSE, TIME_LIMIT, MEMORY_LIMIT, CACHE_DIR, FAST, FAST_COMPILE, XDG_CACHE_HOME,
-                                   XLA_FLAGS, JAX_PLATFORMS, GPU_PREALLOCATE)
+                                   XLA_FLAGS, JAX_PLATFORMS, GPU_PREALLOCATE, ALLOCATOR_ARENAS)
 FAMILIES: tuple[Family, ...] = (CHECK_SETTINGS,)
+
+
+def for_child(defaults: dict[str, str]) -> dict[str, str]:
+    """The environment for a process this one starts: this one's, with `defaults` where a variable is unset."""
+    return {**defaults, **os.environ}
 
 
 def cache_home() -> Path:

@@ -27,16 +27,17 @@ def test_a_checker_keeps_two_allocator_arenas_unless_the_user_chose(monkeypatch)
     """Freed memory stays in the arena of the thread that freed it: two arenas keep a checker smaller."""
     import pytest
 
+    from pallas_puzzles import environment
     from pallas_puzzles.worker import launch
 
     if not Path("/proc/self/environ").exists():
         pytest.skip("reads a process's environment from Linux's /proc")
     for chosen, expected in ((None, launch.CHECKER_ARENAS), ("4", "4")):
         if chosen is None:
-            monkeypatch.delenv(launch.ALLOCATOR_ARENAS, raising=False)
+            monkeypatch.delenv(environment.ALLOCATOR_ARENAS.name, raising=False)
         else:
-            monkeypatch.setenv(launch.ALLOCATOR_ARENAS, chosen)
+            monkeypatch.setenv(environment.ALLOCATOR_ARENAS.name, chosen)
         with Worker("interpret") as worker:
-            worker.launch()
+            worker.start()  # ready: the process runs the checker, with the environment it was given
             assert worker._process is not None
-            assert _environment_of(worker._process.pid)[launch.ALLOCATOR_ARENAS] == expected
+            assert _environment_of(worker._process.pid).get(environment.ALLOCATOR_ARENAS.name) == expected

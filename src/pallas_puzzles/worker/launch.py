@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pallas_puzzles import environment
 from pallas_puzzles.backends import AUTO, CHOICES, TPU, Mode
 from pallas_puzzles.worker.protocol import Channel
 
@@ -33,8 +34,7 @@ BACKEND_OPTIONS = ("--backend", "-b")
 # what a check frees there stays: after the TPU chapters' 31 puzzles and a clear of JAX's caches, a
 # checker kept 44 MiB more than at start with one arena per thread, 30 with two; the whole course's peak
 # fell 15 MiB (PSS), and no check was slower. The user's own setting wins. Other C libraries ignore it.
-ALLOCATOR_ARENAS = "MALLOC_ARENA_MAX"
-CHECKER_ARENAS = "2"
+CHECKER_ARENAS = "2"  # environment.ALLOCATOR_ARENAS, where it is unset
 
 
 @dataclass
@@ -75,7 +75,7 @@ def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ())
              target, requested, mode.value, ",".join(serves)],
             pass_fds=(to_child_r, from_child_w),
             stdin=subprocess.DEVNULL,
-            env={**os.environ, ALLOCATOR_ARENAS: os.environ.get(ALLOCATOR_ARENAS, CHECKER_ARENAS)},
+            env=environment.for_child({environment.ALLOCATOR_ARENAS.name: CHECKER_ARENAS}),
         )
     except OSError:
         for fd in (to_child_w, from_child_r):
