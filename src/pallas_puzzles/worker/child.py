@@ -63,7 +63,6 @@ class Targets:
         where it cannot start here."""
         if name == self.name or name not in self.serves:
             return None
-        self.now.target.between_puzzles()
         if name not in self.by_name:
             # What the last target compiled is no use to the next. Dropped and collected first, so that
             # the freeze after the start keeps no garbage, and collections stay as cheap as at start-up
