@@ -66,9 +66,10 @@ def _by_checker(jobs: Sequence[Job], indices: list[int]) -> dict[tuple[str, ...]
     from pallas_puzzles.engine.targets import process_groups
 
     groups = process_groups([jobs[index].puzzle.target for index in indices])
+    group_of = {target: group for group in groups for target in group}
     found: dict[tuple[str, ...], list[int]] = {group: [] for group in groups}
     for index in indices:
-        found[next(g for g in groups if jobs[index].puzzle.target in g)].append(index)
+        found[group_of[jobs[index].puzzle.target]].append(index)
     return found
 
 

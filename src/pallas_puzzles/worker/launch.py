@@ -87,10 +87,11 @@ def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ())
     return Spawned(target, requested, mode, serves, process, Channel(from_child_r, to_child_w))
 
 
-def _likely_target(key: str | None, every_puzzle: bool) -> tuple[str, ...]:
-    """The target of the puzzle named (or else the workspace's current one); a guess: any doubt
-    gives the course's first puzzle's, and a wrong guess only costs the time of a second start.
-    For `--all`, the course's first process group (checking.service checks it first, in course order)."""
+def _likely_targets(key: str | None, every_puzzle: bool) -> tuple[str, ...]:
+    """The targets the first checker will serve, the one it starts with first: the target of the puzzle
+    named (or else the workspace's current one); for `--all`, the course's first process group
+    (checking.service checks it first, in course order). A guess: any doubt gives the course's first
+    puzzle's target, and a wrong guess only costs the time of a second start."""
     from pallas_puzzles.course.source import course_of
     from pallas_puzzles.workspace.folder import find_workspace
 
@@ -139,7 +140,7 @@ def planned_check(args: list[str]) -> tuple[str, str, Mode, tuple[str, ...]] | N
     if backend not in CHOICES:
         return None
     try:
-        serves = _likely_target(key, "--all" in args)
+        serves = _likely_targets(key, "--all" in args)
     except Exception:  # no course to read: the command will say so itself
         return None
     return serves[0], backend, mode, serves

@@ -78,7 +78,8 @@ class WorkerPool:
                 worker.launch()
             except OSError as exc:
                 self.stop()
-                raise UserError(f"A checker process could not be started ({exc}).") from None
+                raise UserError(f"A checker process could not be started ({exc}); run `pallas-puzzles doctor`.") \
+                    from None
         try:
             backend = self.workers[0].wait_ready()
         except BaseException:

@@ -91,11 +91,10 @@ def process_groups(names: Sequence[str]) -> list[tuple[str, ...]]:
     can serve them: each group's targets share one process setup (ProcessSetup.can_share), in order
     of first appearance. Checks of a course's chapters run one group's pool after another. With the
     fast path off (PALLAS_PUZZLES_FAST=0) every target has checkers of its own, started for it alone."""
+    if environment.FAST.turned_off():
+        return [(name,) for name in dict.fromkeys(names)]
     groups: list[list[str]] = []
     for name in dict.fromkeys(names):
-        if environment.FAST.turned_off():
-            groups.append([name])
-            continue
         setup = get(name).setup
         home = next((g for g in groups if all(get(other).setup.can_share(setup) for other in g)), None)
         if home is None:
