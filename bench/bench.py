@@ -9,7 +9,7 @@ Prints, on this machine, in one run:
      result cache is emptied before each run, JAX's compilation cache is left as a learner has it),
   2. watch-mode save-to-verdict latency over --saves saves (median and p90): a real
      watchdog observer, the 200 ms debounce, the long-lived worker and the checker,
-  3. `verify --all --solutions` over puzzles 1-12 (what the peer's `-a` covers), cold (median
+  3. `verify --all --solutions` over puzzles 1-12 (what the peer's `-a` on its answers covers), cold (median
      of --runs, each round beside one of the peer's: the vCPUs' speed drifts minute to minute),
   4. the real `verify --all --solutions` over the whole course: cold, then re-run unchanged,
      then after editing one file, each with the whole process tree's peak memory.
@@ -20,12 +20,14 @@ Times come from runs without the memory sampler, and peaks from a run of their o
 (9 % of figure 3; the one-process peer, 1 %).
 
 With --peer, the peer is measured in the same run and each figure is printed beside it as a
-ratio (ours / peer; < 1 is faster). CMD is run by the shell with `-p 1` or `-a` appended, in
---peer-cwd. The peer is Triton-Puzzles-Lite (https://github.com/SiriusNEO/Triton-Puzzles-Lite),
-set up as its README says for a CPU: a CPU-only torch build (`pip install torch --index-url
-https://download.pytorch.org/whl/cpu`), `triton==3.1.0`, `numpy<2`, and its interpreter switched
-on with TRITON_INTERPRET=1, e.g.
-    --peer "TRITON_INTERPRET=1 python puzzles.py" --peer-cwd ~/Triton-Puzzles-Lite
+ratio (ours / peer; < 1 is faster). The peer is Triton-Puzzles-Lite
+(https://github.com/SiriusNEO/Triton-Puzzles-Lite), set up as its README says for a CPU: `torch==2.5.0`
+(it brings `triton==3.1.0`), `numpy<2`, and its interpreter switched on with TRITON_INTERPRET=1. CMD
+runs a Python file of the peer's, in --peer-cwd, by the shell: its stubs' `puzzles.py -p 1` beside our
+cold `verify 1` (a learner's first run, which fails), and its answers' `puzzles_ans.py -a` beside our
+puzzles 1-12 (its `-a` stops at the first failure: on the stubs it would check one puzzle, not twelve;
+the bench checks that all twelve passed), e.g.
+    --peer "TRITON_INTERPRET=1 python" --peer-cwd ~/Triton-Puzzles-Lite
 Timings on a loaded machine are noisy: compare ratios from one run, and note the load printed.
 """
 
@@ -151,11 +153,19 @@ def cold_verify(runs: int) -> list[float]:
     return times
 
 
-def peer_runs(command: str, cwd: Path, flag: str, runs: int) -> list[float]:
+PEER_STUBS, PEER_ANSWERS = "puzzles.py -p 1", "puzzles_ans.py -a"
+PEER_PUZZLES = 12
+
+
+def peer_runs(command: str, cwd: Path, what: str, runs: int) -> list[float]:
+    """Seconds per run of the peer's `what` (PEER_STUBS or PEER_ANSWERS)."""
     times = []
     for _ in range(runs):
-        seconds, _, code, output = timed(f"{command} {flag}", cwd, shell=True)
-        assert code == 0, f"the peer failed ({command} {flag}):\n{output}"
+        seconds, _, code, output = timed(f"{command} {what}", cwd, shell=True)
+        assert code == 0, f"the peer failed ({command} {what}):\n{output}"
+        if what == PEER_ANSWERS:  # `-a` stops at the first failure: the last puzzle passed, or not all ran
+            assert f"Puzzle #{PEER_PUZZLES}:" in output and "Results match: False" not in output, \
+                f"the peer did not pass all {PEER_PUZZLES} of its answers:\n{output}"
         times.append(seconds)
     return times
 
@@ -247,7 +257,7 @@ def check_all_seed(runs: int, peer: str | None, peer_cwd: Path) -> tuple[float, 
         assert code == 0, output
         ours_seconds.append(seconds)
         if peer:
-            peer_seconds += peer_runs(peer, peer_cwd, "-a", 1)
+            peer_seconds += peer_runs(peer, peer_cwd, PEER_ANSWERS, 1)
     _, peak, code, output = timed([sys.executable, "-c", SEED_SCRIPT], REPO, sample=True)
     assert code == 0, output
     return statistics.median(ours_seconds), peak, statistics.median(peer_seconds) if peer else None
@@ -298,7 +308,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--peer", help="the peer's command; `-p 1` and `-a` are appended (run by the shell)")
+    parser.add_argument("--peer", help="how to run a Python file of the peer's, e.g. \"TRITON_INTERPRET=1 python\"")
     parser.add_argument("--peer-cwd", type=Path, default=Path.cwd(), help="where the peer's command runs")
     parser.add_argument("--puzzle", default="", help="measure only save-to-verdict, on this puzzle's solution")
     args = parser.parse_args()
@@ -319,7 +329,7 @@ def main() -> None:
     load = os.getloadavg()
     peer_one = None
     if args.peer:
-        peer_one = statistics.median(peer_runs(args.peer, args.peer_cwd, "-p 1", args.runs))
+        peer_one = statistics.median(peer_runs(args.peer, args.peer_cwd, PEER_STUBS, args.runs))
     cold = statistics.median(cold_verify(args.runs))
     latencies = save_to_verdict(args.saves)
     seed, seed_peak, peer_all = check_all_seed(args.runs, args.peer, args.peer_cwd)
