@@ -83,6 +83,11 @@ ALLOCATOR_ARENAS = Variable(
     "MALLOC_ARENA_MAX",
     "glibc's: how many memory arenas a process's threads share; checker processes are started with `2` when "
     "it is unset, which hands back more of what a check freed.")
+BLAS_THREADS = Variable(
+    "OPENBLAS_NUM_THREADS",
+    "OpenBLAS's (numpy's matrix products): how many threads it runs; checker processes are started with `1` "
+    "when it is unset: a check's arrays are small, and idle BLAS threads kept a core busy that the checker "
+    "beside them needed.")
 CHECK_SETTINGS = Family(
     # PALLAS_PUZZLES_FAST covers both speed-up switches: a check run to rule them out must not be
     # answered with a verdict they gave.
@@ -91,7 +96,7 @@ CHECK_SETTINGS = Family(
     "afresh.")
 
 VARIABLES: tuple[Variable, ...] = (COURSE, TIME_LIMIT, MEMORY_LIMIT, CACHE_DIR, FAST, FAST_COMPILE, XDG_CACHE_HOME,
-                                   XLA_FLAGS, JAX_PLATFORMS, GPU_PREALLOCATE, ALLOCATOR_ARENAS)
+                                   XLA_FLAGS, JAX_PLATFORMS, GPU_PREALLOCATE, ALLOCATOR_ARENAS, BLAS_THREADS)
 FAMILIES: tuple[Family, ...] = (CHECK_SETTINGS,)
 
 

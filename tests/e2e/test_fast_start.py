@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pallas_puzzles.course.reader import load_course
 from pallas_puzzles.worker.client import Worker
 
@@ -23,21 +25,23 @@ def _environment_of(pid: int) -> dict[str, str]:
     return dict(entry.decode().split("=", 1) for entry in raw if b"=" in entry)
 
 
-def test_a_checker_keeps_two_allocator_arenas_unless_the_user_chose(monkeypatch):
-    """Freed memory stays in the arena of the thread that freed it: two arenas keep a checker smaller."""
-    import pytest
-
+@pytest.mark.parametrize("variable, default", [
+    ("ALLOCATOR_ARENAS", "CHECKER_ARENAS"),  # freed memory stays in the arena of the thread that freed it
+    ("BLAS_THREADS", "CHECKER_BLAS_THREADS"),  # OpenBLAS's idle threads spin on the core a checker beside needs
+])
+def test_a_checker_starts_with_our_default_unless_the_user_chose(monkeypatch, variable, default):
     from pallas_puzzles import environment
     from pallas_puzzles.worker import launch
 
     if not Path("/proc/self/environ").exists():
         pytest.skip("reads a process's environment from Linux's /proc")
-    for chosen, expected in ((None, launch.CHECKER_ARENAS), ("4", "4")):
+    name = getattr(environment, variable).name
+    for chosen, expected in ((None, getattr(launch, default)), ("4", "4")):
         if chosen is None:
-            monkeypatch.delenv(environment.ALLOCATOR_ARENAS.name, raising=False)
+            monkeypatch.delenv(name, raising=False)
         else:
-            monkeypatch.setenv(environment.ALLOCATOR_ARENAS.name, chosen)
+            monkeypatch.setenv(name, chosen)
         with Worker("interpret") as worker:
             worker.start()  # ready: the process runs the checker, with the environment it was given
             assert worker._process is not None
-            assert _environment_of(worker._process.pid).get(environment.ALLOCATOR_ARENAS.name) == expected
+            assert _environment_of(worker._process.pid).get(name) == expected

@@ -36,6 +36,12 @@ BACKEND_OPTIONS = ("--backend", "-b")
 # fell 15 MiB (PSS), and no check was slower. The user's own setting wins. Other C libraries ignore it.
 CHECKER_ARENAS = "2"  # environment.ALLOCATOR_ARENAS, where it is unset
 
+# numpy's OpenBLAS starts a thread per core, and after each matrix product its threads spin a while
+# waiting for the next: two checkers' spinning threads took the core each other needed. With one thread
+# per checker the whole course cold took 6.4-6.9 s instead of 7.5-8.3 s (2 vCPUs, one sitting). A
+# check's products are small: one thread is as fast. The user's own setting wins.
+CHECKER_BLAS_THREADS = "1"  # environment.BLAS_THREADS, where it is unset
+
 
 @dataclass
 class Spawned:
@@ -75,7 +81,8 @@ def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ())
              target, requested, mode.value, ",".join(serves)],
             pass_fds=(to_child_r, from_child_w),
             stdin=subprocess.DEVNULL,
-            env=environment.for_child({environment.ALLOCATOR_ARENAS.name: CHECKER_ARENAS}),
+            env=environment.for_child({environment.ALLOCATOR_ARENAS.name: CHECKER_ARENAS,
+                                       environment.BLAS_THREADS.name: CHECKER_BLAS_THREADS}),
         )
     except OSError:
         for fd in (to_child_w, from_child_r):
