@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pallas_puzzles import environment
 from pallas_puzzles.backends import AUTO, CHOICES, TPU, Mode
+from pallas_puzzles.worker import cores
 from pallas_puzzles.worker.protocol import Channel
 
 # The commands that check with a worker, and the mode each checks in; no command means watch.
@@ -91,6 +92,7 @@ def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ())
     finally:
         os.close(to_child_r)
         os.close(from_child_w)
+    cores.CHECKERS.started(process)
     return Spawned(target, requested, mode, serves, process, Channel(from_child_r, to_child_w))
 
 
