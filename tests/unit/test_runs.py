@@ -195,7 +195,7 @@ def test_a_stored_pass_still_records_progress(workspace, cli, fake_pool):
 def test_a_checker_keeps_to_one_puzzle_and_another_takes_a_puzzle_no_one_is_on():
     """dev check and grade give a pool several jobs per puzzle: each checker then computes a puzzle's
     expected outputs once, instead of both checkers computing them for every puzzle."""
-    pending = pool_module._Pending(["a", "a", "a", "b", "b", "c"])
+    pending = pool_module._Pending([(name, "t") for name in ["a", "a", "a", "b", "b", "c"]])
     first, second = 1, 2
     assert pending.take(first) == 0  # a
     assert pending.take(second) == 3  # b: the other checker is on a
@@ -203,5 +203,22 @@ def test_a_checker_keeps_to_one_puzzle_and_another_takes_a_puzzle_no_one_is_on()
     assert pending.take(first) == 5  # c: b is the other checker's
     assert pending.take(second) == 4  # the rest of b
     assert pending.take(first) is None and pending.take(second) is None
-    alone = pool_module._Pending(["a", "b"])
+    alone = pool_module._Pending([("a", "t"), ("b", "t")])
     assert [alone.take(first), alone.take(first), alone.take(first)] == [0, 1, None]  # nothing is left waiting
+
+
+def test_checkers_of_a_course_keep_to_their_target_and_start_on_one_no_other_is_on():
+    """A checker pays a target's first checks (imports, first compiles) once: the whole course goes faster
+    when each checker works through chapters of its own than when both visit every chapter."""
+    pending = pool_module._Pending([("a", "tpu"), ("b", "tpu"), ("c", "tpu"), ("d", "gpu"), ("e", "gpu"),
+                                    ("f", "chips")])
+    first, second = 1, 2
+    assert pending.take(first) == 0  # a, the first
+    assert pending.take(second) == 3  # d: the first puzzle of a target the other checker is not on
+    assert pending.take(first) == 1  # b: its own target's next
+    assert pending.take(second) == 4  # e: likewise
+    assert pending.take(second) == 5  # f: gpu is done and the other checker is on tpu
+    assert pending.take(first) == 2  # c
+    assert pending.take(first) is None and pending.take(second) is None
+    crowded = pool_module._Pending([("a", "tpu"), ("b", "tpu")])
+    assert [crowded.take(first), crowded.take(second)] == [0, 1]  # one target only: both share it
