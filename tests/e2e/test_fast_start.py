@@ -20,6 +20,27 @@ def test_the_checker_process_ends_cleanly_after_stop(tmp_path):
     assert process is not None and process.wait(timeout=5) == 0
 
 
+def test_a_pools_checkers_are_all_told_to_stop_then_end_cleanly():
+    """stop() tells every checker first, then waits: they end together, each on its own (exit 0), none
+    killed after waiting for another."""
+    from pallas_puzzles.worker.pool import WorkerPool
+
+    with WorkerPool("interpret", 2) as pool:
+        pool.start()
+        for worker in pool.workers:
+            assert pool._ready[id(worker)].wait(120)
+        processes = [worker._process for worker in pool.workers]
+        events = []
+        for number, worker in enumerate(pool.workers):
+            for name in ("ask_to_stop", "stop"):
+                original = getattr(worker, name)
+                setattr(worker, name, lambda original=original, event=(name, number): (events.append(event),
+                                                                                       original())[1])
+        pool.stop()
+    assert events[:3] == [("ask_to_stop", 0), ("ask_to_stop", 1), ("stop", 0)]  # all told, then waited for
+    assert [process.returncode for process in processes] == [0, 0]
+
+
 def _environment_of(pid: int) -> dict[str, str]:
     raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     return dict(entry.decode().split("=", 1) for entry in raw if b"=" in entry)

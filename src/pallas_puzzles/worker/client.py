@@ -80,6 +80,7 @@ class Worker:
         self.restarts = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: Channel | None = None
+        self._stop_sent = False  # Stop sent to the process in _channel
         self._busy = threading.Lock()  # one check at a time
         self._cancelled = threading.Event()
 
@@ -92,7 +93,7 @@ class Worker:
         key = (self._current, self.requested, self.mode, self.serves)
         spawned = launch.take(*key) or launch.spawn(*key)
         self._process = spawned.process
-        self._channel = spawned.channel
+        self._channel, self._stop_sent = spawned.channel, False
 
     def wait_ready(self) -> Backend:
         """Wait until the launched process has started JAX; its backend, or a UserError saying why not."""
@@ -210,14 +211,20 @@ class Worker:
         self.restarts += 1
         self.start()
 
-    def stop(self) -> None:
-        channel, process = self._channel, self._process
-        self._process, self._channel = None, None
-        if channel is not None:
+    def ask_to_stop(self) -> None:
+        """Tell the process to end, without waiting (stop() waits): a pool tells all its checkers first,
+        so that they end at the same time."""
+        if self._channel is not None and not self._stop_sent:
+            self._stop_sent = True
             try:
-                channel.send(Stop())
+                self._channel.send(Stop())
             except OSError:
                 pass
+
+    def stop(self) -> None:
+        self.ask_to_stop()
+        channel, process = self._channel, self._process
+        self._process, self._channel, self._stop_sent = None, None, False
         if process is not None:
             try:
                 process.wait(timeout=0.5)

@@ -145,6 +145,8 @@ class WorkerPool:
 
     def stop(self) -> None:
         for worker in self.workers:
+            worker.ask_to_stop()
+        for worker in self.workers:
             worker.stop()
 
     def __enter__(self) -> WorkerPool:
