@@ -107,6 +107,9 @@ def test_watch_ends_its_checkers_while_one_is_still_starting_in_the_background(m
         def __init__(self, requested, mode, target, limits) -> None:
             self.target = target
 
+        def ask_to_stop(self) -> None:
+            pass
+
         def stop(self) -> None:
             stopped.append(self.target)
             workers.workers.pop("tpu-multichip", None)  # what the failed background start does meanwhile

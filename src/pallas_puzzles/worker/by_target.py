@@ -92,7 +92,10 @@ class WorkersByTarget:
             worker.cancel()
 
     def stop(self) -> None:
-        for worker in list(self.workers.values()):  # a background start may end (and leave) meanwhile
+        workers = list(self.workers.values())  # a background start may end (and leave) meanwhile
+        for worker in workers:  # every checker told first: they end together
+            worker.ask_to_stop()
+        for worker in workers:
             worker.stop()
 
     def __enter__(self) -> WorkersByTarget:

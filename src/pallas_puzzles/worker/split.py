@@ -211,5 +211,10 @@ class SharedChecker:
         with self._lock:
             self._stopped = True
             self._second_ready.clear()
+        self.ask_to_stop()  # both told, then both waited for: they end together
         self.first.stop()
         self.second.stop()
+
+    def ask_to_stop(self) -> None:
+        self.first.ask_to_stop()
+        self.second.ask_to_stop()
