@@ -178,13 +178,16 @@ class _Pending:
                 return None
             mine = self._on.get(worker)
             others = [job for key, job in self._on.items() if key != worker]
-            free = [i for i in self._left if self._jobs[i][0] not in {name for name, _ in others}]
-            taken_targets = {target for _, target in others}
-            index = next(
-                (i for i in self._left if mine is not None and self._jobs[i][0] == mine[0]),
-                next((i for i in free if mine is not None and self._jobs[i][1] == mine[1]),
-                     next((i for i in free if self._jobs[i][1] not in taken_targets),
-                          next(iter(free), self._left[0]))))
+            busy_puzzles, busy_targets = {name for name, _ in others}, {target for _, target in others}
+            free = [i for i in self._left if self._jobs[i][0] not in busy_puzzles]
+            preferred = (
+                (i for i in self._left if mine is not None and self._jobs[i][0] == mine[0]),  # its puzzle
+                (i for i in free if mine is not None and self._jobs[i][1] == mine[1]),  # its target
+                (i for i in free if self._jobs[i][1] not in busy_targets),  # a target no other is on
+                iter(free),
+                iter(self._left),
+            )
+            index = next(found for rule in preferred if (found := next(rule, None)) is not None)
             self._left.remove(index)
             self._on[worker] = self._jobs[index]
             return index
