@@ -42,8 +42,8 @@ CHECKER_ARENAS = "2"  # environment.ALLOCATOR_ARENAS, where it is unset
 
 # numpy's OpenBLAS starts a thread per core, and after each matrix product its threads spin a while
 # waiting for the next: two checkers' spinning threads took the core each other needed. With one thread
-# per checker the whole course cold took 6.4-6.9 s instead of 7.5-8.3 s (2 vCPUs, one sitting). A
-# check's products are small: one thread is as fast. The user's own setting wins.
+# per checker the whole course cold took 6.4-6.9 s instead of 7.5-8.3 s (2 vCPUs, one sitting); a
+# check's products are small. The user's own setting wins.
 CHECKER_BLAS_THREADS = "1"  # environment.BLAS_THREADS, where it is unset
 
 
