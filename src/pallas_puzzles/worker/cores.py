@@ -33,10 +33,13 @@ class Process(Protocol):
 
 
 def usable_cores() -> list[int]:
-    """The cores this process may run on (its affinity, which a checker inherits); [] where unknown."""
+    """The cores this process may run on (its affinity, which a checker inherits); [] where unknown or
+    where a process's threads cannot be pinned (not Linux)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return []
     try:
         return sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
+    except OSError:
         return []
 
 
@@ -73,9 +76,9 @@ class Placement:
     def started(self, process: Process) -> None:
         """Count a checker just started; once the live ones fill the cores, pin each not pinned yet to the
         core fewest of them are on."""
-        if environment.FAST.turned_off() or not hasattr(os, "sched_setaffinity"):
+        if environment.FAST.turned_off():
             return
-        cores = self._cores()
+        cores = self._cores()  # none where the system cannot say (then nothing is pinned)
         with self._lock:
             self._checkers = {pid: entry for pid, entry in self._checkers.items() if entry[0].poll() is None}
             self._checkers[process.pid] = (process, None)
