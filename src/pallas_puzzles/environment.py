@@ -87,8 +87,7 @@ ALLOCATOR_ARENAS = Variable(
 BLAS_THREADS = Variable(
     "OPENBLAS_NUM_THREADS",
     "OpenBLAS's (numpy's matrix products): how many threads it runs; checker processes are started with `1` "
-    "when it is unset: a check's arrays are small, and idle BLAS threads kept a core busy that the checker "
-    "beside them needed.")
+    "when it is unset: a check's arrays are small, and more threads made two checkers side by side slower.")
 CHECK_SETTINGS = Family(
     # PALLAS_PUZZLES_FAST covers both speed-up switches: a check run to rule them out must not be
     # answered with a verdict they gave.

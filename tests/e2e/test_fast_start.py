@@ -48,7 +48,7 @@ def _environment_of(pid: int) -> dict[str, str]:
 
 @pytest.mark.parametrize("variable, default", [
     ("ALLOCATOR_ARENAS", "CHECKER_ARENAS"),  # freed memory stays in the arena of the thread that freed it
-    ("BLAS_THREADS", "CHECKER_BLAS_THREADS"),  # OpenBLAS's idle threads spin on the core a checker beside needs
+    ("BLAS_THREADS", "CHECKER_BLAS_THREADS"),  # more BLAS threads made two checkers side by side slower
 ])
 def test_a_checker_starts_with_our_default_unless_the_user_chose(monkeypatch, variable, default):
     from pallas_puzzles import environment

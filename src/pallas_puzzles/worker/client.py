@@ -80,7 +80,6 @@ class Worker:
         self.restarts = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: Channel | None = None
-        self._stop_sent = False  # Stop sent to the process in _channel
         self._busy = threading.Lock()  # one check at a time
         self._cancelled = threading.Event()
 
@@ -93,7 +92,7 @@ class Worker:
         key = (self._current, self.requested, self.mode, self.serves)
         spawned = launch.take(*key) or launch.spawn(*key)
         self._process = spawned.process
-        self._channel, self._stop_sent = spawned.channel, False
+        self._channel = spawned.channel
 
     def wait_ready(self) -> Backend:
         """Wait until the launched process has started JAX; its backend, or a UserError saying why not."""
@@ -213,9 +212,9 @@ class Worker:
 
     def ask_to_stop(self) -> None:
         """Tell the process to end, without waiting (stop() waits): a pool tells all its checkers first,
-        so that they end at the same time."""
-        if self._channel is not None and not self._stop_sent:
-            self._stop_sent = True
+        so that they end at the same time. Telling twice is harmless: the checker ends at the first Stop,
+        and a second finds the pipe closed or is never read."""
+        if self._channel is not None:
             try:
                 self._channel.send(Stop())
             except OSError:
@@ -224,7 +223,7 @@ class Worker:
     def stop(self) -> None:
         self.ask_to_stop()
         channel, process = self._channel, self._process
-        self._process, self._channel, self._stop_sent = None, None, False
+        self._process, self._channel = None, None
         if process is not None:
             try:
                 process.wait(timeout=0.5)

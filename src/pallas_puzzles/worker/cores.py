@@ -5,8 +5,8 @@ a mesh's devices) that hand each other the turn at every callback, thousands of 
 move, two checkers' threads on two cores hand the turn across cores and queue for each other's core:
 measured on 2 vCPUs (Python 3.12, jax 0.12.0.1), one blackwell_warp_specialized check took 1.45-1.57 s
 with two checkers side by side, and 0.77-0.79 s with each held to a core of its own; the whole course
-cold went from 7.7-8.1 s to 6.3-6.5 s. A checker alone on a core is never slower (TPU chapters the same,
-the GPU and multi-chip puzzles 2-20 % faster).
+cold went from 7.7-8.1 s to 6.3-6.5 s. A checker alone on a core was slower on none of the puzzles
+measured (TPU chapters the same, the GPU and multi-chip puzzles 2-20 % faster).
 
 Only while a command's checkers fill the cores it may use: then they keep every core busy anyway.
 With fewer, the operating system places them: it sees what else runs (another pallas-puzzles, the

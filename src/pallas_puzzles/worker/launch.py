@@ -40,10 +40,10 @@ BACKEND_OPTIONS = ("--backend", "-b")
 # fell 15 MiB (PSS), and no check was slower. The user's own setting wins. Other C libraries ignore it.
 CHECKER_ARENAS = "2"  # environment.ALLOCATOR_ARENAS, where it is unset
 
-# numpy's OpenBLAS starts a thread per core, and after each matrix product its threads spin a while
-# waiting for the next: two checkers' spinning threads took the core each other needed. With one thread
-# per checker the whole course cold took 6.4-6.9 s instead of 7.5-8.3 s (2 vCPUs, one sitting); a
-# check's products are small. The user's own setting wins.
+# numpy's OpenBLAS starts a thread per core when numpy is imported, and by its design they wait for work
+# by spinning. With one thread per checker the whole course cold took 6.4-6.9 s instead of 7.5-8.3 s
+# (2 vCPUs, two checkers side by side, one sitting); a check's products are small. The user's own
+# setting wins.
 CHECKER_BLAS_THREADS = "1"  # environment.BLAS_THREADS, where it is unset
 
 

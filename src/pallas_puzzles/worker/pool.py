@@ -162,8 +162,8 @@ class _Pending:
     programs when it moves to another puzzle, so several jobs of one puzzle (dev check's stub, solution
     and mistakes; grade's submissions) cost least on one checker. Then it takes a puzzle no other worker
     is on: of its own target first, else of a target no other worker is on, else the first left. A
-    checker pays a target's first checks once (0.05-0.23 s of imports and first compiles, measured per
-    target of the course), so checkers that work through different chapters pay it once each, not
+    checker pays a target's first checks once (up to 0.05-0.23 s of imports and first compiles, measured
+    per target of the course), so checkers that work through different chapters pay it once each, not
     every checker for every chapter."""
 
     def __init__(self, jobs: list[tuple[str, str]]) -> None:
