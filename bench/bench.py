@@ -3,6 +3,8 @@
     python bench/bench.py [--saves 20] [--runs 3] [--peer "CMD"] [--peer-cwd DIR]
     python bench/bench.py --puzzle NAME [--saves 20]     (only 2., on that puzzle's reference solution;
                                                           the first save, the worker's first kernel, apart)
+    python bench/bench.py --puzzle NAME --during-check   (the same, each save saved again while it is
+                                                          checked: watch stops that check and starts afresh)
 
 Prints, on this machine, in one run:
   1. cold `pallas-puzzles verify 1` on a fresh workspace's stub (median of --runs; the
@@ -170,11 +172,12 @@ def peer_runs(command: str, cwd: Path, what: str, runs: int) -> list[float]:
     return times
 
 
-def save_to_verdict(saves: int, name: str = "") -> list[float]:
+def save_to_verdict(saves: int, name: str = "", during_check: bool = False) -> list[float]:
     """Seconds from a file write to the watch loop having shown its verdict, per save.
 
     By default on puzzle 2 with a wrong attempt; with `name`, on that puzzle's reference solution
-    (every shape case runs), in a worker of that puzzle's target."""
+    (every shape case runs), in a worker of that puzzle's target. `during_check`: each save is written
+    again while its check runs, and timed from that second write (watch stops the check it makes stale)."""
     from rich.console import Console
 
     from pallas_puzzles.course.reader import load_course
@@ -222,6 +225,13 @@ def save_to_verdict(saves: int, name: str = "") -> list[float]:
                     loop.idle.clear()
                     saved = time.perf_counter()
                     target.write_text(wrong + f"\n# save {i}\n")
+                    if during_check:
+                        deadline = time.monotonic() + 60
+                        while not worker.workers[puzzle.target].busy:  # its check has begun
+                            assert time.monotonic() < deadline, f"save {i} was never checked"
+                            time.sleep(0.002)
+                        saved = time.perf_counter()
+                        target.write_text(wrong + f"\n# save {i}, again\n")
                     assert loop.idle.wait(120), f"save {i} got no verdict"
                     latencies.append(time.perf_counter() - saved)
                 events.put(QuitEvent())
@@ -311,17 +321,20 @@ def main() -> None:
     parser.add_argument("--peer", help="how to run a Python file of the peer's, e.g. \"TRITON_INTERPRET=1 python\"")
     parser.add_argument("--peer-cwd", type=Path, default=Path.cwd(), help="where the peer's command runs")
     parser.add_argument("--puzzle", default="", help="measure only save-to-verdict, on this puzzle's solution")
+    parser.add_argument("--during-check", action="store_true",
+                        help="with --puzzle: each save is saved again while it is checked, and timed from then")
     args = parser.parse_args()
     # A benchmark measures; on a loaded machine the puzzles' own time limits could stop a check.
     os.environ.setdefault("PALLAS_PUZZLES_TIME_LIMIT", "600")
     bytecode = bytecode_as_installed()
     if args.puzzle:
         load = os.getloadavg()[0]
-        first, *latencies = save_to_verdict(max(args.saves, 2), args.puzzle)
+        first, *latencies = save_to_verdict(max(args.saves, 2), args.puzzle, args.during_check)
         print(bytecode)
         # The worker was warmed with the stub, which fails before any kernel runs: the first save is the
         # first kernel this worker checks (its one-off costs): shown apart, the median and p90 are of the rest.
-        print(f"save-to-verdict, {args.puzzle} ({len(latencies)} saves after a first of {first:.2f} s, "
+        during = ", each saved again during its check" if args.during_check else ""
+        print(f"save-to-verdict, {args.puzzle}{during} ({len(latencies)} saves after a first of {first:.2f} s, "
               f"load {load:.2f} -> {os.getloadavg()[0]:.2f}): "
               f"median {statistics.median(latencies):.2f} s   p90 {p90(latencies):.2f} s")
         return

@@ -146,8 +146,13 @@ def end_with_parent(poll: float = PARENT_POLL_SECONDS) -> None:
 
 
 def main(argv: list[str]) -> None:
-    read_fd, write_fd, target, requested, mode = int(argv[1]), int(argv[2]), argv[3], argv[4], Mode(argv[5])
+    """`python -m pallas_puzzles.worker READ_FD WRITE_FD TARGET BACKEND MODE [SERVES]`."""
     serves = tuple(argv[6].split(",")) if len(argv) > 6 and argv[6] else ()
+    run(int(argv[1]), int(argv[2]), argv[3], argv[4], Mode(argv[5]), serves)
+
+
+def run(read_fd: int, write_fd: int, target: str, requested: str, mode: Mode, serves: tuple[str, ...]) -> None:
+    """Be a checker until told to stop, then end the process (a started one, or one the zygote forked)."""
     # A Ctrl-C in the terminal reaches this process too; the parent decides when it ends.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     end_with_parent()

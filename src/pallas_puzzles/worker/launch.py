@@ -27,6 +27,7 @@ from pallas_puzzles.backends import AUTO, CHOICES, TPU, Mode
 from pallas_puzzles.worker import cores
 
 if TYPE_CHECKING:
+    from pallas_puzzles.worker.forked import ForkedProcess
     from pallas_puzzles.worker.protocol import Channel
 
 # The commands that check with a worker, and the mode each checks in; no command means watch.
@@ -55,7 +56,7 @@ class Spawned:
     requested: str
     mode: Mode
     serves: tuple[str, ...]  # the targets it may check for, `target` first (one process group)
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | ForkedProcess
     channel: Channel
 
     def suits(self, target: str, requested: str, mode: Mode, serves: tuple[str, ...]) -> bool:
@@ -72,22 +73,32 @@ class Spawned:
 
 
 def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ()) -> Spawned:
-    """A checker process for `target` that can switch to the other targets of `serves` (its group)."""
+    """A checker process for `target` that can switch to the other targets of `serves` (its group): forked
+    by the zygote where a checker runs JAX on the CPU only (worker/forked.py), else a program of its own."""
+    from pallas_puzzles.worker import forked
+
     serves = (target, *(name for name in serves if name != target))
-    # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
-    # re-runs the parent's main module in the child (slow, and it breaks
-    # scripts without a __main__ guard).
     to_child_r, to_child_w = os.pipe()
     from_child_r, from_child_w = os.pipe()
+    child_environment = environment.for_child({environment.ALLOCATOR_ARENAS.name: CHECKER_ARENAS,
+                                               environment.BLAS_THREADS.name: CHECKER_BLAS_THREADS})
+    process: subprocess.Popen[bytes] | forked.ForkedProcess | None = None
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pallas_puzzles.worker", str(to_child_r), str(from_child_w),
-             target, requested, mode.value, ",".join(serves)],
-            pass_fds=(to_child_r, from_child_w),
-            stdin=subprocess.DEVNULL,
-            env=environment.for_child({environment.ALLOCATOR_ARENAS.name: CHECKER_ARENAS,
-                                       environment.BLAS_THREADS.name: CHECKER_BLAS_THREADS}),
-        )
+        if forked.usable(requested, mode):
+            try:
+                zygote = forked.zygote_for(requested, mode, child_environment, cores.CHECKERS.started)
+                process = zygote.fork(target, requested, mode, serves, to_child_r, from_child_w)
+            except OSError:  # the zygote could not start, or has just ended: a checker of its own, then
+                process = None
+        if process is None:
+            # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
+            # re-runs the parent's main module in the child (slow, and it breaks
+            # scripts without a __main__ guard).
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pallas_puzzles.worker", str(to_child_r), str(from_child_w),
+                 target, requested, mode.value, ",".join(serves)],
+                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=child_environment)
+            cores.CHECKERS.started(process)
     except OSError:
         for fd in (to_child_w, from_child_r):
             os.close(fd)
@@ -95,7 +106,6 @@ def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ())
     finally:
         os.close(to_child_r)
         os.close(from_child_w)
-    cores.CHECKERS.started(process)
     from pallas_puzzles.worker.protocol import Channel  # 22 ms, once the checker is on its way
 
     return Spawned(target, requested, mode, serves, process, Channel(from_child_r, to_child_w))

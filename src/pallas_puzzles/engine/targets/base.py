@@ -37,6 +37,9 @@ class ProcessSetup:
     # on the first, or on a mesh of the size a case names), so a target that needs more may share it.
     # Off by default: a course's own target may count the devices it finds.
     more_devices_alike: bool = False
+    # The JAX modules its checks import, costly to import: the zygote imports them before it forks
+    # the checkers (worker/zygote.py), so they share them and a restarted checker has them at once.
+    preload: tuple[str, ...] = ()
 
     def all_xla_flags(self) -> tuple[str, ...]:
         devices = (f"--xla_force_host_platform_device_count={self.host_devices}",) if self.host_devices > 1 else ()

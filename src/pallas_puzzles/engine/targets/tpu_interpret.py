@@ -33,11 +33,16 @@ if TYPE_CHECKING:
 # that only interprets TPU kernels makes that import fail fast.
 
 
+# Pallas's TPU API, which every check of the TPU chapters imports (50 ms).
+TPU_PRELOAD = ("jax.experimental.pallas.tpu",)
+
+
 class TpuInterpreter(Target):
     name: ClassVar[str] = "tpu-interpret"
     summary: ClassVar[str] = ("Pallas's TPU interpreter on the CPU, strict: out-of-bounds blocks and reads, "
                               "unwritten output, padding, parallel-axis order, DMAs and semaphores")
-    setup: ClassVar[ProcessSetup] = ProcessSetup(block_imports=(GPU_INTERPRETER,), more_devices_alike=True)
+    setup: ClassVar[ProcessSetup] = ProcessSetup(block_imports=(GPU_INTERPRETER,), more_devices_alike=True,
+                                                 preload=TPU_PRELOAD)
     cost_card: ClassVar[bool] = True
     partners: ClassVar[dict[str, str]] = {"lower": "tpu-lowering", "gpu": "device", "tpu": "device"}
 

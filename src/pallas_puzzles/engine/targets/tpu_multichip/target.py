@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pallas_puzzles.engine.targets.base import ProcessSetup, Target
+from pallas_puzzles.engine.targets.tpu_interpret import TPU_PRELOAD
 from pallas_puzzles.engine.targets.tpu_multichip import options as mesh_options
 
 if TYPE_CHECKING:
@@ -36,7 +37,9 @@ class TpuMultichip(Target):
     name: ClassVar[str] = "tpu-multichip"
     summary: ClassVar[str] = ("Pallas's TPU interpreter over simulated devices: remote copies, semaphores, "
                               "barrier handshakes and ring collectives")
-    setup: ClassVar[ProcessSetup] = ProcessSetup(host_devices=mesh_options.MAX_DEVICES, more_devices_alike=True)
+    setup: ClassVar[ProcessSetup] = ProcessSetup(
+        host_devices=mesh_options.MAX_DEVICES, more_devices_alike=True,
+        preload=TPU_PRELOAD)
     cost_card: ClassVar[bool] = False  # the TPU-pipeline card does not apply; the traffic card does
     shares_cases: ClassVar[bool] = True
     partners: ClassVar[Mapping[str, str]] = {}  # compiling needs a slice of several TPU chips

@@ -1,0 +1,200 @@
+"""The command's side of the zygote (worker/zygote.py): asking it for checkers, and a handle on each.
+
+The zygote is the command's child and the checkers are the zygote's, so the command cannot wait for a
+checker itself: the zygote tells it each checker's pid and, when it ends, its exit status, and a
+`ForkedProcess` answers from those as a `subprocess.Popen` would (the part of it a Worker uses). One
+zygote per kind of checker environment (JAX on the CPU only, or the backends it may find), started on
+the first request and kept for the command's life.
+
+Used where a checker runs JAX on the CPU only (`--backend interpret`, `lower`, or `auto` with no
+accelerator package installed), on Linux (forking a process that has loaded macOS's system
+frameworks is not safe); off with PALLAS_PUZZLES_FAST=0. A checker on a GPU or TPU is started fresh
+as before: forking before a GPU runtime starts is safe in principle, but it has not been tried on one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from types import ModuleType
+
+from pallas_puzzles import environment
+from pallas_puzzles.backends import AUTO, INTERPRET, Mode
+
+ZYGOTE_START_SECONDS = 180.0  # as long as a checker may take to start (client.STARTUP_TIMEOUT)
+
+
+class ForkedProcess:
+    """A checker the zygote started: pid, poll, wait and kill, as `subprocess.Popen` has them."""
+
+    def __init__(self) -> None:
+        self._pid: int | None = None
+        self.returncode: int | None = None
+        self._killed = False
+        self._changed = threading.Condition()
+
+    @property
+    def pid(self) -> int:
+        """The checker's pid; waits for the zygote's answer (it answers once it has imported JAX)."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._pid is not None or self.returncode is not None,
+                                          ZYGOTE_START_SECONDS):
+                raise OSError("the zygote did not start a checker")
+            return self._pid if self._pid is not None else -1
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.returncode is not None, timeout):
+                raise subprocess.TimeoutExpired("checker", timeout or 0)
+            assert self.returncode is not None
+            return self.returncode
+
+    def kill(self) -> None:
+        with self._changed:
+            self._killed = True
+            pid = self._pid if self.returncode is None else None
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _started(self, pid: int) -> None:
+        with self._changed:
+            self._pid = pid
+            self._changed.notify_all()
+            killed = self._killed
+        if killed:  # killed before it existed
+            self.kill()
+
+    def _ended(self, returncode: int) -> None:
+        with self._changed:
+            self.returncode = returncode
+            self._changed.notify_all()
+
+
+class Zygote:
+    """The command's handle on one zygote process."""
+
+    def __init__(self, requested: str, mode: Mode, child_environment: dict[str, str],
+                 on_start: Callable[[ForkedProcess], None]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "pallas_puzzles.worker", "zygote", str(theirs.fileno()), requested, mode.value],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=child_environment)
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        from pallas_puzzles.worker import zygote  # the messages: once the zygote is on its way (7 ms)
+
+        self._messages: ModuleType = zygote
+        self._sock, self._on_start = ours, on_start
+        self._numbers = itertools.count()
+        self._lock = threading.Lock()
+        self._asked: dict[int, ForkedProcess] = {}  # request number -> its process, until the pid comes
+        self._running: dict[int, ForkedProcess] = {}  # pid -> process, until it ends
+        threading.Thread(target=self._listen, name="zygote", daemon=True).start()
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def retire(self) -> None:
+        """Fork no more: the zygote ends once its checkers have (their Ended still come here)."""
+        with self._lock:
+            try:
+                self._messages.send(self._sock, self._messages.Retire())
+            except OSError:
+                pass
+
+    def fork(self, target: str, requested: str, mode: Mode, serves: tuple[str, ...],
+             read_fd: int, write_fd: int) -> ForkedProcess:
+        """A checker on the pipe ends given (the zygote gets copies; ours stay open)."""
+        process = ForkedProcess()
+        with self._lock:
+            number = next(self._numbers)
+            self._asked[number] = process
+            self._messages.send(self._sock, self._messages.ForkRequest(number, target, requested, mode, serves),
+                                (read_fd, write_fd))
+        return process
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                received = self._messages.receive(self._sock)
+            except OSError:
+                received = None
+            if received is None:
+                break
+            message, _ = received
+            if isinstance(message, self._messages.Forked):
+                with self._lock:
+                    process = self._asked.pop(message.number)
+                    self._running[message.pid] = process
+                process._started(message.pid)
+                try:
+                    self._on_start(process)
+                except Exception:  # placing it is only for speed: this thread must go on listening
+                    pass
+            elif isinstance(message, self._messages.Ended):
+                with self._lock:
+                    ended = self._running.pop(message.pid, None)
+                if ended is not None:
+                    ended._ended(message.returncode)
+        # The zygote is gone, and its checkers with it: what was asked of it never comes.
+        with self._lock:
+            left = [*self._asked.values(), *self._running.values()]
+            self._asked.clear()
+            self._running.clear()
+        for process in left:
+            process._ended(-signal.SIGKILL)
+
+
+def cpu_only(requested: str, mode: Mode) -> bool:
+    """Will the checker run JAX on the CPU only? Decided without importing JAX."""
+    if mode is Mode.LOWER or requested == INTERPRET.name:
+        return True
+    if requested != AUTO:
+        return False
+    if environment.JAX_PLATFORMS.value().strip().lower() == "cpu":
+        return True
+    from pallas_puzzles.checking.cache import accelerator_plugins
+
+    return not accelerator_plugins()
+
+
+def usable(requested: str, mode: Mode) -> bool:
+    return sys.platform.startswith("linux") and hasattr(socket, "send_fds") and not environment.FAST.turned_off() \
+        and cpu_only(requested, mode)
+
+
+# One zygote per backend and mode, for the environment it was started with: everything JAX reads on
+# import is fixed in it. A command whose environment changed (a test's, mostly) retires the old one.
+_zygotes: dict[tuple[str, Mode], tuple[tuple[tuple[str, str], ...], Zygote]] = {}
+_zygotes_lock = threading.Lock()
+
+
+def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str],
+               on_start: Callable[[ForkedProcess], None]) -> Zygote:
+    """This command's zygote for checkers of `requested` and `mode`, started with `child_environment`."""
+    key, environment_now = (requested, mode), tuple(sorted(child_environment.items()))
+    with _zygotes_lock:
+        environment_then, zygote = _zygotes.get(key, ((), None))
+        if zygote is None or not zygote.alive or environment_then != environment_now:
+            if zygote is not None:
+                zygote.retire()
+            zygote = Zygote(requested, mode, child_environment, on_start)
+            _zygotes[key] = (environment_now, zygote)
+        return zygote

@@ -1,0 +1,148 @@
+"""Checkers forked from one process that has imported JAX (worker/zygote.py, worker/forked.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pallas_puzzles.course.reader import load_course
+from pallas_puzzles.worker.client import Worker
+from pallas_puzzles.worker.forked import ForkedProcess
+from pallas_puzzles.worker.pool import WorkerPool
+
+SOLUTIONS = Path(__file__).parents[2] / "solutions"
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checkers are forked on Linux only")
+
+
+def _parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _command_line(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
+def _is_zygote(pid: int) -> bool:
+    return _command_line(pid)[2:4] == ["pallas_puzzles.worker", "zygote"]
+
+
+def _passes(worker: Worker, name: str) -> bool:
+    puzzle = load_course().find(name)
+    return worker.check(puzzle, SOLUTIONS / puzzle.file).passed
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":  # ended; its parent has not reaped it yet
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_pools_checkers_are_forked_from_one_zygote_and_check_alike():
+    with WorkerPool("interpret", 2) as pool:
+        pool.start()
+        jobs = [(load_course().find(name), SOLUTIONS / load_course().find(name).file)
+                for name in ("constant_add", "constant_add_blocked")]
+        assert all(result.passed for result in pool.check_in_order(jobs))
+        pids = [worker._process.pid for worker in pool.workers if worker._process is not None]
+        assert len(set(pids)) == 2
+        parents = {_parent_of(pid) for pid in pids}
+        assert len(parents) == 1 and _is_zygote(parents.pop())
+
+
+def test_a_cancelled_checker_is_replaced_by_a_fork_of_the_same_zygote():
+    with Worker("interpret") as worker:
+        worker.start()
+        first = worker._process.pid
+        zygote = _parent_of(first)
+        worker.restart()  # what a cancelled, timed-out or crashed check ends in
+        second = worker._process.pid
+        assert second != first and _gone(first)
+        assert _parent_of(second) == zygote and _is_zygote(zygote)
+        assert _passes(worker, "constant_add")
+
+
+def test_a_checkers_end_by_a_signal_is_reported_by_the_zygote():
+    puzzle = load_course().find("constant_add")
+    with Worker("interpret") as worker:
+        worker.start()
+        assert isinstance(worker._process, ForkedProcess)
+        pid = worker._process.pid
+        os.kill(pid, signal.SIGSEGV)
+        assert worker._process.wait(timeout=10) == -signal.SIGSEGV  # the zygote reports the status
+        assert worker.check(puzzle, SOLUTIONS / puzzle.file).passed  # a fresh checker took over
+
+
+def test_a_changed_environment_gets_a_new_zygote_and_the_old_one_ends_with_its_last_checker(monkeypatch):
+    with Worker("interpret") as old:
+        old.start()
+        old_zygote = _parent_of(old._process.pid)
+        monkeypatch.setenv("PALLAS_PUZZLES_TEST_MARKER", "1")  # JAX may read the environment on import
+        with Worker("interpret") as new:
+            new.start()
+            new_zygote = _parent_of(new._process.pid)
+            assert new_zygote != old_zygote and _is_zygote(new_zygote)
+            assert _passes(old, "constant_add") and _passes(new, "constant_add")  # the old checker still works
+            old.stop()
+            assert _gone(old_zygote)  # retired: it ended once its last checker had
+
+
+def test_a_dead_zygote_is_replaced_and_its_checkers_end():
+    with Worker("interpret") as worker:
+        worker.start()
+        checker = worker._process.pid
+        zygote = _parent_of(checker)
+        assert _is_zygote(zygote)
+        os.kill(zygote, signal.SIGKILL)
+        assert _gone(checker)  # a checker ends when its zygote does
+        assert _passes(worker, "constant_add")  # the next check starts a new zygote
+        assert _parent_of(worker._process.pid) != zygote
+
+
+def test_with_the_fast_path_off_a_checker_is_started_fresh(monkeypatch):
+    monkeypatch.setenv("PALLAS_PUZZLES_FAST", "0")
+    with Worker("interpret") as worker:
+        worker.start()
+        assert isinstance(worker._process, subprocess.Popen)
+        assert _parent_of(worker._process.pid) == os.getpid()
+
+
+def test_a_zygote_with_more_threads_than_one_starts_checkers_fresh(monkeypatch):
+    """A user's OPENBLAS_NUM_THREADS gives the zygote BLAS threads when numpy is imported: forking then
+    could copy a lock mid-use, so each checker is a program of its own (still the zygote's child)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("OpenBLAS starts no thread of its own on one core")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    with Worker("interpret") as worker:
+        worker.start()
+        pid = worker._process.pid
+        assert _is_zygote(_parent_of(pid)) and not _is_zygote(pid)
+        assert _command_line(pid)[2] == "pallas_puzzles.worker"
+        assert _passes(worker, "constant_add")
+
+
+def test_a_process_killed_before_the_zygote_forked_it_is_killed_once_it_exists():
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        process = ForkedProcess()
+        process.kill()
+        assert process.poll() is None
+        process._started(sleeper.pid)
+        assert sleeper.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
