@@ -59,8 +59,8 @@ FAST = Variable(
     "PALLAS_PUZZLES_FAST",
     "`0` turns off the checker's fast path (warm checkers, numpy for common operations, two checkers sharing "
     "each check of the multi-chip and GPU chapters in watch, one pool of checkers for every chapter's target "
-    "in `--all`, a core of its own for each checker) and the specs' stored answers, to compare verdicts or rule "
-    "the speed-ups out.")
+    "in `--all`, a core of its own for each checker, checkers forked from one process that has imported JAX) and "
+    "the specs' stored answers, to compare verdicts or rule the speed-ups out.")
 FAST_COMPILE = Variable(
     "PALLAS_PUZZLES_FAST_COMPILE",
     "`0` turns off the XLA flags that make the checker's programs cheap to compile.")

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,30 @@ def test_a_zygote_with_more_threads_than_one_starts_checkers_fresh(monkeypatch):
         assert _is_zygote(_parent_of(pid)) and not _is_zygote(pid)
         assert _command_line(pid)[2] == "pallas_puzzles.worker"
         assert _passes(worker, "constant_add")
+
+
+def _processes_marked(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+def test_a_command_leaves_no_process_behind_and_no_folder_in_use(workspace):
+    """Its zygote (and so every checker) has ended when the command returns: a script may unmount or
+    delete the workspace next. The zygote's own folder is the root, never the learner's."""
+    marker = f"PALLAS_PUZZLES_TEST_MARKER={uuid.uuid4()}"
+    output = workspace.parent / "output.txt"
+    with output.open("w") as file:  # not a pipe, which the command's processes would all hold open
+        subprocess.run([sys.executable, "-m", "pallas_puzzles", "verify", "1", "--backend", "interpret"],
+                       cwd=workspace, stdout=file, stderr=subprocess.STDOUT, timeout=300,
+                       env={**os.environ, **dict([marker.split("=", 1)])})
+    assert _processes_marked(marker) == []
+    assert "Fill in the lines marked TODO" in output.read_text()
 
 
 def test_a_process_killed_before_the_zygote_forked_it_is_killed_once_it_exists():

@@ -14,6 +14,7 @@ as before: forking before a GPU runtime starts is safe in principle, but it has 
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import signal
@@ -111,6 +112,16 @@ class Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def end(self, timeout: float = 2.0) -> None:
+        """Close our end and wait for the zygote to go (it kills checkers still running), so that a
+        command leaves no process behind when it returns."""
+        self._sock.close()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
     def retire(self) -> None:
         """Fork no more: the zygote ends once its checkers have (their Ended still come here)."""
         with self._lock:
@@ -126,8 +137,8 @@ class Zygote:
         with self._lock:
             number = next(self._numbers)
             self._asked[number] = process
-            self._messages.send(self._sock, self._messages.ForkRequest(number, target, requested, mode, serves),
-                                (read_fd, write_fd))
+            request = self._messages.ForkRequest(number, target, requested, mode, serves, os.getcwd())
+            self._messages.send(self._sock, request, (read_fd, write_fd))
         return process
 
     def _listen(self) -> None:
@@ -183,7 +194,18 @@ def usable(requested: str, mode: Mode) -> bool:
 # One zygote per backend and mode, for the environment it was started with: everything JAX reads on
 # import is fixed in it. A command whose environment changed (a test's, mostly) retires the old one.
 _zygotes: dict[tuple[str, Mode], tuple[tuple[tuple[str, str], ...], Zygote]] = {}
+_started: list[Zygote] = []  # every zygote this command started, retired ones too
 _zygotes_lock = threading.Lock()
+
+
+def end_all() -> None:
+    """End this command's zygotes (at its exit)."""
+    with _zygotes_lock:
+        zygotes = list(_started)
+        _zygotes.clear()
+        _started.clear()
+    for zygote in zygotes:
+        zygote.end()
 
 
 def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str],
@@ -196,5 +218,8 @@ def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str],
             if zygote is not None:
                 zygote.retire()
             zygote = Zygote(requested, mode, child_environment, on_start)
+            if not _started:
+                atexit.register(end_all)
+            _started.append(zygote)
             _zygotes[key] = (environment_now, zygote)
         return zygote

@@ -46,6 +46,7 @@ class ForkRequest:
     requested: str
     mode: Mode
     serves: tuple[str, ...]
+    cwd: str  # the command's working folder, the checker's (the zygote keeps none busy)
 
 
 @dataclass(frozen=True)
@@ -180,13 +181,17 @@ class Zygote:
         fresh = subprocess.Popen(
             [sys.executable, "-m", "pallas_puzzles.worker", str(read_fd), str(write_fd), request.target,
              request.requested, request.mode.value, ",".join(request.serves)],
-            pass_fds=(read_fd, write_fd), stdin=subprocess.DEVNULL)
+            pass_fds=(read_fd, write_fd), stdin=subprocess.DEVNULL, cwd=request.cwd)
         self.checkers[fresh.pid] = fresh
         return fresh.pid, False
 
     def become_checker(self, request: ForkRequest, read_fd: int, write_fd: int) -> None:
         """In the forked process: drop the zygote's ends and handlers, then check until told to stop."""
         try:
+            try:
+                os.chdir(request.cwd)
+            except OSError:  # gone since: the checker reads no file by a relative path
+                pass
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             for fd in (self.woken_r, self.woken_w):
@@ -216,6 +221,7 @@ def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[1]))
     requested, mode = argv[2], Mode(argv[3])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the command's to handle
+    os.chdir("/")  # it may outlive the command by moments: it keeps no folder of the learner's in use
     from pallas_puzzles import backends
 
     backends.prepare_environment(requested, mode)  # what JAX reads when it is imported
