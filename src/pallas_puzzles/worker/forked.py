@@ -115,6 +115,10 @@ class Zygote:
     def end(self, timeout: float = 2.0) -> None:
         """Close our end and wait for the zygote to go (it kills checkers still running), so that a
         command leaves no process behind when it returns."""
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # a close alone would wait for our listener's read to end
+        except OSError:
+            pass
         self._sock.close()
         try:
             self.process.wait(timeout)
