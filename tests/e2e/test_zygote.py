@@ -159,24 +159,30 @@ def test_a_command_leaves_no_process_behind_and_no_folder_in_use(workspace):
     assert "Fill in the lines marked TODO" in output.read_text()
 
 
-def test_a_zygote_told_to_end_ends_by_itself_at_once():
-    """At a command's exit its zygote is told to end: it must see that at once and end on its own, not be
-    killed after a wait (which made every command 2 s slower)."""
+def test_at_the_end_a_zygote_and_its_checkers_are_ended_without_waiting():
+    """At a command's exit its zygote ends with every checker it still runs, even one it is still
+    importing JAX for: the command waits for no import."""
     from pallas_puzzles.worker import forked
 
     with Worker("interpret") as worker:
         worker.start()
-        zygote = next(zygote for _, zygote in forked._zygotes.values() if zygote.alive)
-    forked.end_all()
-    assert zygote.process.returncode == 0
+        running = worker._process.pid
+        # Another environment: a second zygote, still importing JAX when the command ends.
+        importing = forked.zygote_for("interpret", worker.mode, {**os.environ, "PALLAS_PUZZLES_TEST_MARKER": "2"},
+                                      lambda _: None)
+        forked.end_all()
+        assert importing.process.returncode == -signal.SIGKILL  # ended mid-import, not waited for
+        assert _gone(running)
+        worker._process = None  # ended above
 
 
-def test_a_process_killed_before_the_zygote_forked_it_is_killed_once_it_exists():
+def test_a_checker_stopped_before_it_was_forked_counts_as_ended_at_once_and_is_killed_once_it_exists():
+    """Nobody waits for a zygote still importing JAX to fork a checker that is no longer wanted."""
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         process = ForkedProcess()
         process.kill()
-        assert process.poll() is None
+        assert process.poll() == -signal.SIGKILL and process.wait(timeout=0) == -signal.SIGKILL
         process._started(sleeper.pid)
         assert sleeper.wait(timeout=10) == -signal.SIGKILL
     finally:

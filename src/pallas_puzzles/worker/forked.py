@@ -38,6 +38,7 @@ class ForkedProcess:
         self._pid: int | None = None
         self.returncode: int | None = None
         self._killed = False
+        self._reaped = False  # the zygote reported its end: its pid may be another process's now
         self._changed = threading.Condition()
 
     @property
@@ -62,25 +63,36 @@ class ForkedProcess:
     def kill(self) -> None:
         with self._changed:
             self._killed = True
-            pid = self._pid if self.returncode is None else None
+            pid = None if self._reaped else self._pid
+            if self._pid is None and self.returncode is None:
+                # Not forked yet (the zygote may still be importing JAX): it counts as ended now, so that
+                # nobody waits for it, and it is killed the moment it exists.
+                self.returncode = -signal.SIGKILL
+                self._changed.notify_all()
         if pid is not None:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _kill(pid)
 
     def _started(self, pid: int) -> None:
         with self._changed:
             self._pid = pid
             self._changed.notify_all()
             killed = self._killed
-        if killed:  # killed before it existed
-            self.kill()
+        if killed:
+            _kill(pid)
 
     def _ended(self, returncode: int) -> None:
         with self._changed:
-            self.returncode = returncode
+            self._reaped = True
+            if self.returncode is None:
+                self.returncode = returncode
             self._changed.notify_all()
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 class Zygote:
@@ -112,19 +124,20 @@ class Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def end(self, timeout: float = 2.0) -> None:
-        """Close our end and wait for the zygote to go (it kills checkers still running), so that a
-        command leaves no process behind when it returns."""
+    def end(self) -> None:
+        """End the zygote and any checker of its still running, now: a command leaves no process behind
+        when it returns, and waits for none (a zygote may still be importing JAX)."""
+        with self._lock:
+            running = list(self._running.values())
+        for process in running:
+            process.kill()
+        self.process.kill()
+        self.process.wait()
         try:
             self._sock.shutdown(socket.SHUT_RDWR)  # a close alone would wait for our listener's read to end
         except OSError:
             pass
         self._sock.close()
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
     def retire(self) -> None:
         """Fork no more: the zygote ends once its checkers have (their Ended still come here)."""
