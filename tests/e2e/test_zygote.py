@@ -101,6 +101,18 @@ def test_a_changed_environment_gets_a_new_zygote_and_the_old_one_ends_with_its_l
             assert _gone(old_zygote)  # retired: it ended once its last checker had
 
 
+def test_a_zygote_without_checkers_retires_and_the_next_checker_comes_from_a_new_one():
+    """A library user that stopped its checkers (a benchmark, a test) keeps no JAX process for long."""
+    with Worker("interpret") as worker:
+        worker.start()
+        zygote = _parent_of(worker._process.pid)
+    assert _gone(zygote, within=15)  # ZYGOTE's IDLE_SECONDS after its last checker ended
+    with Worker("interpret") as worker:
+        worker.start()
+        assert _parent_of(worker._process.pid) != zygote and _is_zygote(_parent_of(worker._process.pid))
+        assert _passes(worker, "constant_add")
+
+
 def test_a_dead_zygote_is_replaced_and_its_checkers_end():
     with Worker("interpret") as worker:
         worker.start()

@@ -3,8 +3,8 @@
 The zygote is the command's child and the checkers are the zygote's, so the command cannot wait for a
 checker itself: the zygote tells it each checker's pid and, when it ends, its exit status, and a
 `ForkedProcess` answers from those as a `subprocess.Popen` would (the part of it a Worker uses). One
-zygote per kind of checker environment (JAX on the CPU only, or the backends it may find), started on
-the first request and kept for the command's life.
+zygote per backend, mode and environment, started on the first request and kept while it has
+checkers (and a moment more, for a restart); the command ends it at exit.
 
 Used where a checker runs JAX on the CPU only (`--backend interpret`, `lower`, or `auto` with no
 accelerator package installed), on Linux (forking a process that has loaded macOS's system
@@ -118,11 +118,12 @@ class Zygote:
         self._lock = threading.Lock()
         self._asked: dict[int, ForkedProcess] = {}  # request number -> its process, until the pid comes
         self._running: dict[int, ForkedProcess] = {}  # pid -> process, until it ends
+        self.retired = False  # it forks no more: a new zygote takes new checkers
         threading.Thread(target=self._listen, name="zygote", daemon=True).start()
 
     @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
+    def usable(self) -> bool:
+        return not self.retired and self.process.poll() is None
 
     def end(self) -> None:
         """End the zygote and any checker of its still running, now: a command leaves no process behind
@@ -139,9 +140,13 @@ class Zygote:
             pass
         self._sock.close()
 
-    def retire(self) -> None:
-        """Fork no more: the zygote ends once its checkers have (their Ended still come here)."""
+    def retire(self, only_if_idle: bool = False) -> None:
+        """Fork no more: the zygote ends once its checkers have (their Ended still come here).
+        `only_if_idle`: unless a checker of its own runs or was asked for meanwhile."""
         with self._lock:
+            if self.retired or (only_if_idle and (self._asked or self._running)):
+                return
+            self.retired = True
             try:
                 self._messages.send(self._sock, self._messages.Retire())
             except OSError:
@@ -152,6 +157,8 @@ class Zygote:
         """A checker on the pipe ends given (the zygote gets copies; ours stay open)."""
         process = ForkedProcess()
         with self._lock:
+            if self.retired:  # retired since zygote_for gave it: the caller asks the next one
+                raise OSError("this zygote is retired")
             number = next(self._numbers)
             self._asked[number] = process
             request = self._messages.ForkRequest(number, target, requested, mode, serves, os.getcwd())
@@ -176,6 +183,8 @@ class Zygote:
                     self._on_start(process)
                 except Exception:  # placing it is only for speed: this thread must go on listening
                     pass
+            elif isinstance(message, self._messages.Idle):
+                self.retire(only_if_idle=True)
             elif isinstance(message, self._messages.Ended):
                 with self._lock:
                     ended = self._running.pop(message.pid, None)
@@ -231,7 +240,7 @@ def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str],
     key, environment_now = (requested, mode), tuple(sorted(child_environment.items()))
     with _zygotes_lock:
         environment_then, zygote = _zygotes.get(key, ((), None))
-        if zygote is None or not zygote.alive or environment_then != environment_now:
+        if zygote is None or not zygote.usable or environment_then != environment_now:
             if zygote is not None:
                 zygote.retire()
             zygote = Zygote(requested, mode, child_environment, on_start)

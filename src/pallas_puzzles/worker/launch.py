@@ -84,11 +84,13 @@ def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ())
                                                environment.BLAS_THREADS.name: CHECKER_BLAS_THREADS})
     process: subprocess.Popen[bytes] | forked.ForkedProcess | None = None
     try:
-        if forked.usable(requested, mode):
+        # Twice: a zygote may retire between being found and forking; after that, a checker of its own.
+        for _ in range(2 if forked.usable(requested, mode) else 0):
             try:
                 zygote = forked.zygote_for(requested, mode, child_environment, cores.CHECKERS.started)
                 process = zygote.fork(target, requested, mode, serves, to_child_r, from_child_w)
-            except OSError:  # the zygote could not start, or has just ended: a checker of its own, then
+                break
+            except OSError:
                 process = None
         if process is None:
             # A plain subprocess with two pipes, not multiprocessing's spawn: spawn

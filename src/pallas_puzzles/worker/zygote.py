@@ -14,8 +14,9 @@ that one reports what went wrong in the usual way.
 
 `python -m pallas_puzzles.worker zygote SOCKET_FD BACKEND MODE`. Over the socket (worker/forked.py is
 the other end) come fork requests, each with the checker's two pipe ends; back go the pid of each
-checker and, when it ends, its exit status. This process ends when the socket closes or its parent
-dies, and takes its checkers with it.
+checker and, when it ends, its exit status. Once it has had no checker for IDLE_SECONDS it says so,
+and the command retires it: it then ends with its last checker. It also ends when the socket closes
+or its parent dies, and takes its checkers with it.
 """
 
 from __future__ import annotations
@@ -28,12 +29,17 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 
 from pallas_puzzles.backends import Mode
 
 # How often the zygote looks whether its parent (the command) is still there, when nothing else wakes it.
 PARENT_POLL_SECONDS = 0.5
+# A zygote with no checker for this long says so (Idle), and the command retires it: a library user
+# (a benchmark, a test) that has stopped its checkers keeps no JAX process. Long enough for a restart
+# (a checker stopped and the next one asked for within milliseconds) to find it still there.
+IDLE_SECONDS = 2.0
 MESSAGE_BYTES = 1 << 16
 
 
@@ -53,6 +59,11 @@ class ForkRequest:
 class Retire:
     """command -> zygote: fork no more; end once the checkers forked so far have ended (the command's
     environment changed, and a zygote started with the new one takes over)."""
+
+
+@dataclass(frozen=True)
+class Idle:
+    """zygote -> command: no checker of mine has run for IDLE_SECONDS; retire me unless one is on its way."""
 
 
 @dataclass(frozen=True)
@@ -140,11 +151,18 @@ class Zygote:
 
     def serve(self) -> None:
         retiring = False
+        idle_since: float | None = None  # when its last checker ended; None while one runs, or once told
         while os.getppid() == self.parent and not (retiring and not self.checkers):
             ready, _, _ = select.select([self.sock, self.woken_r], [], [], PARENT_POLL_SECONDS)
             if self.woken_r in ready:
                 os.read(self.woken_r, 512)
+            had_checkers = bool(self.checkers)
             self.report_ended()
+            if had_checkers and not self.checkers:
+                idle_since = time.monotonic()
+            if idle_since is not None and not retiring and time.monotonic() - idle_since >= IDLE_SECONDS:
+                send(self.sock, Idle())
+                idle_since = None
             if self.sock in ready:
                 received = receive(self.sock)
                 if received is None:
@@ -154,6 +172,7 @@ class Zygote:
                     retiring = True
                     continue
                 assert isinstance(request, ForkRequest), request
+                idle_since = None
                 try:
                     pid, forked = self.start(request, fds)
                 finally:
