@@ -95,7 +95,7 @@ def _kill(pid: int) -> None:
         pass
 
 
-class Zygote:
+class ZygoteHandle:
     """The command's handle on one zygote process."""
 
     def __init__(self, requested: str, mode: Mode, child_environment: dict[str, str],
@@ -219,8 +219,8 @@ def usable(requested: str, mode: Mode) -> bool:
 
 # One zygote per backend and mode, for the environment it was started with: everything JAX reads on
 # import is fixed in it. A command whose environment changed (a test's, mostly) retires the old one.
-_zygotes: dict[tuple[str, Mode], tuple[tuple[tuple[str, str], ...], Zygote]] = {}
-_started: list[Zygote] = []  # every zygote this command started, retired ones too
+_zygotes: dict[tuple[str, Mode], tuple[tuple[tuple[str, str], ...], ZygoteHandle]] = {}
+_started: list[ZygoteHandle] = []  # every zygote this command started, retired ones too
 _zygotes_lock = threading.Lock()
 
 
@@ -235,7 +235,7 @@ def end_all() -> None:
 
 
 def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str],
-               on_start: Callable[[ForkedProcess], None]) -> Zygote:
+               on_start: Callable[[ForkedProcess], None]) -> ZygoteHandle:
     """This command's zygote for checkers of `requested` and `mode`, started with `child_environment`."""
     key, environment_now = (requested, mode), tuple(sorted(child_environment.items()))
     with _zygotes_lock:
@@ -243,7 +243,7 @@ def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str],
         if zygote is None or not zygote.usable or environment_then != environment_now:
             if zygote is not None:
                 zygote.retire()
-            zygote = Zygote(requested, mode, child_environment, on_start)
+            zygote = ZygoteHandle(requested, mode, child_environment, on_start)
             if not _started:
                 atexit.register(end_all)
             _started.append(zygote)

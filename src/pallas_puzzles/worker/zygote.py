@@ -141,6 +141,8 @@ def _one_thread() -> bool:
 
 
 class Zygote:
+    """The zygote's own loop: fork requests in, pids and exit statuses out, until it may end."""
+
     def __init__(self, sock: socket.socket, can_fork: bool) -> None:
         self.sock, self.can_fork = sock, can_fork
         self.parent = os.getppid()
