@@ -154,6 +154,16 @@ class Zygote:
         signal.set_wakeup_fd(self.woken_w)
 
     def serve(self) -> None:
+        try:
+            self._serve()
+        finally:  # the command is gone, or this loop failed: nobody will read these checkers' verdicts
+            for pid in self.checkers:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def _serve(self) -> None:
         retiring = False
         idle_since: float | None = None  # when its last checker ended; None while one runs, or once told
         while os.getppid() == self.parent and not (retiring and not self.checkers):
@@ -183,11 +193,6 @@ class Zygote:
                     for fd in fds:
                         os.close(fd)
                 send(self.sock, Forked(request.number, pid, forked))
-        for pid in self.checkers:  # the command is gone: nobody will read these checkers' verdicts
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def start(self, request: ForkRequest, fds: list[int]) -> tuple[int, bool]:
         read_fd, write_fd = fds
