@@ -180,8 +180,7 @@ def test_at_the_end_a_zygote_and_its_checkers_are_ended_without_waiting():
         worker.start()
         running = worker._process.pid
         # Another environment: a second zygote, still importing JAX when the command ends.
-        importing = forked.zygote_for("interpret", worker.mode, {**os.environ, "PALLAS_PUZZLES_TEST_MARKER": "2"},
-                                      lambda _: None)
+        importing = forked.zygote_for("interpret", worker.mode, {**os.environ, "PALLAS_PUZZLES_TEST_MARKER": "2"})
         forked.end_all()
         assert importing.process.returncode == -signal.SIGKILL  # ended mid-import, not waited for
         assert _gone(running)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import COURSE
 
+from pallas_puzzles import backends as backends_module
 from pallas_puzzles.backends import INTERPRET, Mode
 from pallas_puzzles.checking import cache as cache_module
 from pallas_puzzles.checking.cache import ResultCache, backend_identity, code_fingerprint
@@ -179,9 +180,9 @@ def test_old_entries_are_pruned(space, monkeypatch):
 
 def test_auto_is_cached_only_when_it_can_only_mean_interpret(monkeypatch):
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
-    monkeypatch.setattr(cache_module, "accelerator_plugins", lambda: ())
+    monkeypatch.setattr(backends_module, "accelerator_plugins", lambda: ())
     assert backend_identity("auto", Mode.RUN) == INTERPRET.name
-    monkeypatch.setattr(cache_module, "accelerator_plugins", lambda: ("jax-cuda12-plugin==0.12.0",))
+    monkeypatch.setattr(backends_module, "accelerator_plugins", lambda: ("jax-cuda12-plugin==0.12.0",))
     assert backend_identity("auto", Mode.RUN) is None  # only JAX can tell whether a GPU is there
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
     assert backend_identity("auto", Mode.RUN) == INTERPRET.name

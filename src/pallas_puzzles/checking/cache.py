@@ -20,7 +20,6 @@ import hashlib
 import os
 import pickle
 import sys
-from importlib import metadata, util
 from pathlib import Path
 
 from pallas_puzzles import backends, environment, versions
@@ -32,7 +31,6 @@ from pallas_puzzles.workspace.folder import Workspace
 
 MAX_ENTRIES = 400  # the oldest are pruned past this: a few full courses' worth
 CODE_SUFFIXES = (".py", ".toml", ".json")
-ACCELERATOR_DISTRIBUTIONS = ("libtpu", "libtpu-nightly")
 
 # Findings about the moment rather than the file (a check stopped at a limit, a checker that crashed,
 # a fault of ours): such a verdict is never stored, and never counts as a mutant caught.
@@ -85,28 +83,15 @@ def _version(distribution: str) -> str:
     return versions.installed(distribution) or "-"
 
 
-@functools.cache
-def accelerator_plugins() -> tuple[str, ...]:
-    """The installed packages that can give JAX an accelerator (name==version)."""
-    found = {f"{ep.dist.name}=={ep.dist.version}" for ep in metadata.entry_points(group="jax_plugins")
-             if ep.dist is not None}
-    found |= {f"{name}=={_version(name)}" for name in ACCELERATOR_DISTRIBUTIONS if _version(name) != "-"}
-    if util.find_spec("jax_plugins") is not None:  # old-style namespace plugins
-        found.add("jax_plugins")
-    return tuple(sorted(found))
-
-
 def backend_identity(requested: str, mode: Mode) -> str | None:
     """The backend a check will run on, decided without importing jax; None when only jax can tell."""
     if mode is Mode.LOWER:
         return "tpu-lowering"
-    plugins = accelerator_plugins()
-    if requested == backends.INTERPRET.name:
-        return requested
+    if backends.cpu_only(requested, mode):
+        return backends.INTERPRET.name
     if requested == backends.AUTO:
-        cpu_only = environment.JAX_PLATFORMS.value().strip().lower() == "cpu"
-        return backends.INTERPRET.name if cpu_only or not plugins else None
-    return f"{requested} with {','.join(plugins) or 'no plugin'}"
+        return None
+    return f"{requested} with {','.join(backends.accelerator_plugins()) or 'no plugin'}"
 
 
 def known_backend(requested: str, mode: Mode) -> Backend | None:

@@ -24,7 +24,7 @@ from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CaseSpan, CheckResult, Finding
 from pallas_puzzles.source_line import SourceLine
 from pallas_puzzles.worker import launch
-from pallas_puzzles.worker.limits import Limits, resident_mib, time_limit
+from pallas_puzzles.worker.limits import STARTUP_TIMEOUT, Limits, resident_mib, time_limit
 from pallas_puzzles.worker.protocol import (
     Channel,
     CheckReply,
@@ -33,9 +33,6 @@ from pallas_puzzles.worker.protocol import (
     StartFailed,
     Stop,
 )
-
-STARTUP_TIMEOUT = 180.0
-
 
 _LOOP = re.compile(r"\b(while_loop|fori_loop|scan)\s*\(|^\s*while\b")
 

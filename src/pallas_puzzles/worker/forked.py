@@ -22,13 +22,12 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from types import ModuleType
 
-from pallas_puzzles import environment
-from pallas_puzzles.backends import AUTO, INTERPRET, Mode
-
-ZYGOTE_START_SECONDS = 180.0  # as long as a checker may take to start (client.STARTUP_TIMEOUT)
+from pallas_puzzles import backends, environment
+from pallas_puzzles.backends import Mode
+from pallas_puzzles.worker import cores
+from pallas_puzzles.worker.limits import STARTUP_TIMEOUT
 
 
 class ForkedProcess:
@@ -46,7 +45,7 @@ class ForkedProcess:
         """The checker's pid; waits for the zygote's answer (it answers once it has imported JAX)."""
         with self._changed:
             if not self._changed.wait_for(lambda: self._pid is not None or self.returncode is not None,
-                                          ZYGOTE_START_SECONDS):
+                                          STARTUP_TIMEOUT):
                 raise OSError("the zygote did not start a checker")
             return self._pid if self._pid is not None else -1
 
@@ -98,8 +97,7 @@ def _kill(pid: int) -> None:
 class ZygoteHandle:
     """The command's handle on one zygote process."""
 
-    def __init__(self, requested: str, mode: Mode, child_environment: dict[str, str],
-                 on_start: Callable[[ForkedProcess], None]) -> None:
+    def __init__(self, requested: str, mode: Mode, child_environment: dict[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
@@ -113,7 +111,7 @@ class ZygoteHandle:
         from pallas_puzzles.worker import zygote  # the messages: once the zygote is on its way (7 ms)
 
         self._messages: ModuleType = zygote
-        self._sock, self._on_start = ours, on_start
+        self._sock = ours
         self._numbers = itertools.count()
         self._lock = threading.Lock()
         self._asked: dict[int, ForkedProcess] = {}  # request number -> its process, until the pid comes
@@ -180,7 +178,7 @@ class ZygoteHandle:
                     self._running[message.pid] = process
                 process._started(message.pid)
                 try:
-                    self._on_start(process)
+                    cores.CHECKERS.started(process)
                 except Exception:  # placing it is only for speed: this thread must go on listening
                     pass
             elif isinstance(message, self._messages.Idle):
@@ -197,24 +195,6 @@ class ZygoteHandle:
             self._running.clear()
         for process in left:
             process._ended(-signal.SIGKILL)
-
-
-def cpu_only(requested: str, mode: Mode) -> bool:
-    """Will the checker run JAX on the CPU only? Decided without importing JAX."""
-    if mode is Mode.LOWER or requested == INTERPRET.name:
-        return True
-    if requested != AUTO:
-        return False
-    if environment.JAX_PLATFORMS.value().strip().lower() == "cpu":
-        return True
-    from pallas_puzzles.checking.cache import accelerator_plugins
-
-    return not accelerator_plugins()
-
-
-def usable(requested: str, mode: Mode) -> bool:
-    return sys.platform.startswith("linux") and hasattr(socket, "send_fds") and not environment.FAST.turned_off() \
-        and cpu_only(requested, mode)
 
 
 # One zygote per backend and mode, for the environment it was started with: everything JAX reads on
@@ -234,8 +214,23 @@ def end_all() -> None:
         zygote.end()
 
 
-def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str],
-               on_start: Callable[[ForkedProcess], None]) -> ZygoteHandle:
+def fork_checker(target: str, requested: str, mode: Mode, serves: tuple[str, ...], read_fd: int, write_fd: int,
+                 child_environment: dict[str, str]) -> ForkedProcess | None:
+    """A checker forked by this command's zygote, on the pipe ends given; None where checkers are not
+    forked (see above), or where no zygote would fork it (the caller then starts one of its own)."""
+    if not (sys.platform.startswith("linux") and hasattr(socket, "send_fds")) or environment.FAST.turned_off() \
+            or not backends.cpu_only(requested, mode):
+        return None
+    for _ in range(2):  # a zygote may retire between being found and forking: then the next one
+        try:
+            return zygote_for(requested, mode, child_environment).fork(target, requested, mode, serves,
+                                                                      read_fd, write_fd)
+        except OSError:
+            continue
+    return None
+
+
+def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str]) -> ZygoteHandle:
     """This command's zygote for checkers of `requested` and `mode`, started with `child_environment`."""
     key, environment_now = (requested, mode), tuple(sorted(child_environment.items()))
     with _zygotes_lock:
@@ -243,7 +238,7 @@ def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str],
         if zygote is None or not zygote.usable or environment_then != environment_now:
             if zygote is not None:
                 zygote.retire()
-            zygote = ZygoteHandle(requested, mode, child_environment, on_start)
+            zygote = ZygoteHandle(requested, mode, child_environment)
             if not _started:
                 atexit.register(end_all)
             _started.append(zygote)

@@ -82,16 +82,9 @@ def spawn(target: str, requested: str, mode: Mode, serves: tuple[str, ...] = ())
     from_child_r, from_child_w = os.pipe()
     child_environment = environment.for_child({environment.ALLOCATOR_ARENAS.name: CHECKER_ARENAS,
                                                environment.BLAS_THREADS.name: CHECKER_BLAS_THREADS})
-    process: subprocess.Popen[bytes] | forked.ForkedProcess | None = None
+    process: subprocess.Popen[bytes] | forked.ForkedProcess | None
     try:
-        # Twice: a zygote may retire between being found and forking; after that, a checker of its own.
-        for _ in range(2 if forked.usable(requested, mode) else 0):
-            try:
-                zygote = forked.zygote_for(requested, mode, child_environment, cores.CHECKERS.started)
-                process = zygote.fork(target, requested, mode, serves, to_child_r, from_child_w)
-                break
-            except OSError:
-                process = None
+        process = forked.fork_checker(target, requested, mode, serves, to_child_r, from_child_w, child_environment)
         if process is None:
             # A plain subprocess with two pipes, not multiprocessing's spawn: spawn
             # re-runs the parent's main module in the child (slow, and it breaks

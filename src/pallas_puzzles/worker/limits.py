@@ -20,6 +20,7 @@ class Limits:
     raise_memory: str = ""  # how whoever runs the check allows more memory, for the sentence when it is hit
 
 
+STARTUP_TIMEOUT = 180.0  # seconds a checker may take to start (import JAX and start its target)
 LEARNER_MEMORY_CAP_MIB = 4096  # a puzzle's check needs a few hundred MiB, JAX included
 
 

@@ -74,7 +74,6 @@ class Forked:
 
     number: int
     pid: int
-    forked: bool
 
 
 @dataclass(frozen=True)
@@ -188,13 +187,14 @@ class Zygote:
                 assert isinstance(request, ForkRequest), request
                 idle_since = None
                 try:
-                    pid, forked = self.start(request, fds)
+                    pid = self.start(request, fds)
                 finally:
                     for fd in fds:
                         os.close(fd)
-                send(self.sock, Forked(request.number, pid, forked))
+                send(self.sock, Forked(request.number, pid))
 
-    def start(self, request: ForkRequest, fds: list[int]) -> tuple[int, bool]:
+    def start(self, request: ForkRequest, fds: list[int]) -> int:
+        """The pid of a checker for `request`: forked where that is safe, else a program of its own."""
         read_fd, write_fd = fds
         if self.can_fork and not self.preloaded:
             # Only before the first fork: imported later, the modules would be this process's alone.
@@ -205,13 +205,13 @@ class Zygote:
             if pid == 0:
                 self.become_checker(request, read_fd, write_fd)
             self.checkers[pid] = None
-            return pid, True
+            return pid
         fresh = subprocess.Popen(
             [sys.executable, "-m", "pallas_puzzles.worker", str(read_fd), str(write_fd), request.target,
              request.requested, request.mode.value, ",".join(request.serves)],
             pass_fds=(read_fd, write_fd), stdin=subprocess.DEVNULL, cwd=request.cwd)
         self.checkers[fresh.pid] = fresh
-        return fresh.pid, False
+        return fresh.pid
 
     def become_checker(self, request: ForkRequest, read_fd: int, write_fd: int) -> None:
         """In the forked process: drop the zygote's ends and handlers, then check until told to stop."""
