@@ -76,6 +76,33 @@ def test_a_cancelled_checker_is_replaced_by_a_fork_of_the_same_zygote():
         assert _passes(worker, "constant_add")
 
 
+def _resident_code_kib(pid: int, part_of_path: str) -> int:
+    """Resident KiB of process `pid`'s code mappings (r-xp) of files whose path contains `part_of_path`."""
+    total, code = 0, False
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if not fields[0].endswith(":"):
+            code = fields[1] == "r-xp" and part_of_path in line
+        elif code and fields[0] == "Rss:":
+            total += int(fields[1])
+    return total
+
+
+def test_once_it_has_forked_the_zygote_keeps_none_of_the_code_it_ran_to_import_jax():
+    with Worker("interpret") as worker:
+        worker.start()
+        checker = worker._process.pid
+        zygote = _parent_of(checker)
+        assert _passes(worker, "constant_add")
+        assert _resident_code_kib(checker, "/jaxlib/") > 8 * 1024  # the checker runs jaxlib's code
+        deadline = time.monotonic() + 10
+        while _resident_code_kib(zygote, "/jaxlib/") > 1024 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _resident_code_kib(zygote, "/jaxlib/") <= 1024  # the zygote ran it only to import
+        worker.restart()  # and forks alike afterwards
+        assert _parent_of(worker._process.pid) == zygote and _passes(worker, "constant_add")
+
+
 def test_a_checkers_end_by_a_signal_is_reported_by_the_zygote():
     puzzle = load_course().find("constant_add")
     with Worker("interpret") as worker:
