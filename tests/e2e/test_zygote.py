@@ -30,8 +30,29 @@ def _command_line(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
 
 
+def _role(pid: int) -> str | None:
+    """"zygote", "reaper" (what a retired zygote with checkers left execs), or None."""
+    _, option, program, role = (_command_line(pid) + ["", "", "", ""])[:4]
+    if option == "-m" and program == "pallas_puzzles.worker" and role == "zygote":
+        return role
+    if option == "-c" and "pallas_puzzles.worker.zygote" in program and role == "reaper":
+        return role
+    return None
+
+
 def _is_zygote(pid: int) -> bool:
-    return _command_line(pid)[2:4] == ["pallas_puzzles.worker", "zygote"]
+    return _role(pid) == "zygote"
+
+
+def _becomes(pid: int, role: str, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while _role(pid) != role and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _role(pid) == role
+
+
+def _maps(pid: int, part_of_path: str) -> bool:
+    return part_of_path in Path(f"/proc/{pid}/maps").read_text()
 
 
 def _passes(worker: Worker, name: str) -> bool:
@@ -61,7 +82,26 @@ def test_a_pools_checkers_are_forked_from_one_zygote_and_check_alike():
         pids = [worker._process.pid for worker in pool.workers if worker._process is not None]
         assert len(set(pids)) == 2
         parents = {_parent_of(pid) for pid in pids}
-        assert len(parents) == 1 and _is_zygote(parents.pop())
+        assert len(parents) == 1 and _role(parents.pop()) in ("zygote", "reaper")
+
+
+def test_a_pools_zygote_hands_over_to_a_small_reaper_that_reports_its_checkers_ends():
+    """A pool asks for all its checkers at once: its zygote then needs JAX no more, only to report ends."""
+    with WorkerPool("interpret", 2) as pool:
+        pool.start()
+        jobs = [(load_course().find("constant_add"), SOLUTIONS / load_course().find("constant_add").file)] * 2
+        assert all(result.passed for result in pool.check_in_order(jobs))
+        first, second = (worker._process.pid for worker in pool.workers)
+        reaper = _parent_of(first)
+        assert _parent_of(second) == reaper and _becomes(reaper, "reaper")
+        assert not _maps(reaper, "/jaxlib/") and _maps(first, "/jaxlib/")  # JAX is the checkers' alone
+        os.kill(first, signal.SIGSEGV)
+        assert pool.workers[0]._process.wait(timeout=10) == -signal.SIGSEGV  # reported by the reaper
+        assert _passes(pool.workers[0], "constant_add")  # a restart: from a new zygote
+        assert _is_zygote(_parent_of(pool.workers[0]._process.pid))
+        assert _passes(pool.workers[1], "constant_add")  # the reaper's other checker goes on
+        pool.workers[1].stop()
+        assert _gone(reaper)  # it ends with its last checker
 
 
 def test_a_cancelled_checker_is_replaced_by_a_fork_of_the_same_zygote():

@@ -108,9 +108,9 @@ class ZygoteHandle:
             raise
         finally:
             theirs.close()
-        from pallas_puzzles.worker import zygote  # the messages: once the zygote is on its way (7 ms)
+        from pallas_puzzles.worker import zygote_messages  # imported once the zygote is on its way
 
-        self._messages: ModuleType = zygote
+        self._messages: ModuleType = zygote_messages
         self._sock = ours
         self._numbers = itertools.count()
         self._lock = threading.Lock()
@@ -228,6 +228,15 @@ def fork_checker(target: str, requested: str, mode: Mode, serves: tuple[str, ...
         except OSError:
             continue
     return None
+
+
+def retire(requested: str, mode: Mode) -> None:
+    """No more checkers of `requested` and `mode` will be asked for (a pool has launched all of its): the
+    zygote hands over to a reaper, and a checker asked for later (a restart) comes from a new zygote."""
+    with _zygotes_lock:
+        _, zygote = _zygotes.get((requested, mode), ((), None))
+    if zygote is not None:
+        zygote.retire()
 
 
 def zygote_for(requested: str, mode: Mode, child_environment: dict[str, str]) -> ZygoteHandle:

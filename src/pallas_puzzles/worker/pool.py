@@ -16,6 +16,7 @@ from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.course.reader import DEFAULT_TARGET
 from pallas_puzzles.errors import UserError
 from pallas_puzzles.results import CheckResult
+from pallas_puzzles.worker import forked
 from pallas_puzzles.worker.client import Worker
 from pallas_puzzles.worker.limits import Limits
 
@@ -80,6 +81,9 @@ class WorkerPool:
                 self.stop()
                 raise UserError(f"A checker process could not be started ({exc}); run `pallas-puzzles doctor`.") \
                     from None
+        # Every checker of the pool is asked for: its zygote (where checkers are forked) may hand over to
+        # a small reaper. A restart (a time-out, a crash) is rare enough to pay for a new zygote.
+        forked.retire(self.workers[0].requested, self.workers[0].mode)
         try:
             backend = self.workers[0].wait_ready()
         except BaseException:

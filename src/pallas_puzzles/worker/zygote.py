@@ -18,25 +18,25 @@ that one reports what went wrong in the usual way.
 `python -m pallas_puzzles.worker zygote SOCKET_FD BACKEND MODE`. Over the socket (worker/forked.py is
 the other end) come fork requests, each with the checker's two pipe ends; back go the pid of each
 checker and, when it ends, its exit status. Once it has had no checker for IDLE_SECONDS it says so,
-and the command retires it: it then ends with its last checker. It also ends when the socket closes
-or its parent dies, and takes its checkers with it.
+and the command retires it: it then ends with its last checker. A zygote retired with checkers left
+(a pool has launched all of its) execs a reaper (`python -c ... reaper SOCKET_FD PARENT PIDS`): this
+module's loop in a small Python without JAX, still the checkers' parent, which reports their ends.
+Either ends when the socket closes or its parent dies, and takes its checkers with it.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import pickle
 import select
 import signal
 import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from pathlib import Path
 
-from pallas_puzzles.backends import Mode
-from pallas_puzzles.worker import import_pages
+from pallas_puzzles.worker.zygote_messages import Ended, Forked, ForkRequest, Idle, Retire, receive, send
 
 # How often the zygote looks whether its parent (the command) is still there, when nothing else wakes it.
 PARENT_POLL_SECONDS = 0.5
@@ -44,60 +44,10 @@ PARENT_POLL_SECONDS = 0.5
 # (a benchmark, a test) that has stopped its checkers keeps no JAX process. Long enough for a restart
 # (a checker stopped and the next one asked for within milliseconds) to find it still there.
 IDLE_SECONDS = 2.0
-MESSAGE_BYTES = 1 << 16
-
-
-@dataclass(frozen=True)
-class ForkRequest:
-    """command -> zygote: start a checker on the two pipe ends sent along (its read end, its write end)."""
-
-    number: int  # the command's name for this request, echoed in the reply
-    target: str
-    requested: str
-    mode: Mode
-    serves: tuple[str, ...]
-    cwd: str  # the command's working folder, the checker's (the zygote keeps none busy)
-
-
-@dataclass(frozen=True)
-class Retire:
-    """command -> zygote: fork no more; end once the checkers forked so far have ended (the command's
-    environment changed, and a zygote started with the new one takes over)."""
-
-
-@dataclass(frozen=True)
-class Idle:
-    """zygote -> command: no checker of mine has run for IDLE_SECONDS; retire me unless one is on its way."""
-
-
-@dataclass(frozen=True)
-class Forked:
-    """zygote -> command: request `number`'s checker is process `pid` (forked, or started fresh)."""
-
-    number: int
-    pid: int
-
-
-@dataclass(frozen=True)
-class Ended:
-    """zygote -> command: checker `pid` ended; `returncode` as subprocess gives it (-N: killed by signal N)."""
-
-    pid: int
-    returncode: int
-
-
-def send(sock: socket.socket, message: object, fds: tuple[int, ...] = ()) -> None:
-    socket.send_fds(sock, [pickle.dumps(message)], list(fds))
-
-
-def receive(sock: socket.socket) -> tuple[object, list[int]] | None:
-    """The next message and the file descriptors that came with it; None once the other end closed."""
-    data, fds, _, _ = socket.recv_fds(sock, MESSAGE_BYTES, 2)
-    if not data:
-        for fd in fds:
-            os.close(fd)
-        return None
-    return pickle.loads(data), fds
+# A retired zygote with checkers left becomes a reaper this long after it was retired: the exec costs
+# 40 ms of CPU, which at a pool's start would be taken from its checkers' first checks, and a run
+# shorter than this gains nothing from the memory it frees.
+REAPER_AFTER_SECONDS = 1.0
 
 
 # What every checker imports: JAX, Pallas and the checker itself.
@@ -144,12 +94,15 @@ def _one_thread() -> bool:
 class Zygote:
     """The zygote's own loop: fork requests in, pids and exit statuses out, until it may end."""
 
-    def __init__(self, sock: socket.socket, can_fork: bool) -> None:
-        self.sock, self.can_fork = sock, can_fork
-        self.parent = os.getppid()
+    def __init__(self, sock: socket.socket, can_fork: bool, parent: int | None = None,
+                 checkers: tuple[int, ...] = (), retiring: bool = False) -> None:
+        self.sock, self.can_fork, self.retiring = sock, can_fork, retiring
+        self.parent = os.getppid() if parent is None else parent
         self.preloaded = False  # the first request's targets' modules, imported before its fork
         self.imported_pages_gone = False  # import_pages.let_go() has run
-        self.checkers: dict[int, subprocess.Popen[bytes] | None] = {}  # pid -> the Popen of a fresh one
+        self.reaper_at: float | None = None  # when this retired zygote becomes a reaper (become_reaper)
+        # pid -> the Popen of one started fresh (None: forked, or started before this process's exec)
+        self.checkers: dict[int, subprocess.Popen[bytes] | None] = dict.fromkeys(checkers)
         self.woken_r, self.woken_w = os.pipe()  # SIGCHLD's wake-up: an ended checker is reported at once
         os.set_blocking(self.woken_w, False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -166,17 +119,22 @@ class Zygote:
                     pass
 
     def _serve(self) -> None:
-        retiring = False
         idle_since: float | None = None  # when its last checker ended; None while one runs, or once told
-        while os.getppid() == self.parent and not (retiring and not self.checkers):
-            ready, _, _ = select.select([self.sock, self.woken_r], [], [], PARENT_POLL_SECONDS)
+        self.report_ended()  # a reaper's checker may have ended during its exec
+        while os.getppid() == self.parent and not (self.retiring and not self.checkers):
+            if self.reaper_at is not None and time.monotonic() >= self.reaper_at:
+                self.reaper_at = None
+                if self.checkers:
+                    self.become_reaper()
+            wait = PARENT_POLL_SECONDS if self.reaper_at is None else max(0.0, self.reaper_at - time.monotonic())
+            ready, _, _ = select.select([self.sock, self.woken_r], [], [], min(wait, PARENT_POLL_SECONDS))
             if self.woken_r in ready:
                 os.read(self.woken_r, 512)
             had_checkers = bool(self.checkers)
             self.report_ended()
             if had_checkers and not self.checkers:
                 idle_since = time.monotonic()
-            if idle_since is not None and not retiring and time.monotonic() - idle_since >= IDLE_SECONDS:
+            if idle_since is not None and not self.retiring and time.monotonic() - idle_since >= IDLE_SECONDS:
                 send(self.sock, Idle())
                 idle_since = None
             if self.sock in ready:
@@ -185,7 +143,9 @@ class Zygote:
                     break
                 request, fds = received
                 if isinstance(request, Retire):
-                    retiring = True
+                    self.retiring = True
+                    if self.can_fork and self.reaper_at is None:
+                        self.reaper_at = time.monotonic() + REAPER_AFTER_SECONDS
                     continue
                 assert isinstance(request, ForkRequest), request
                 idle_since = None
@@ -197,6 +157,8 @@ class Zygote:
                 send(self.sock, Forked(request.number, pid))
                 if not self.imported_pages_gone and not select.select([self.sock], [], [], 0)[0]:
                     # After the first fork, with no other request waiting: nothing runs that code again.
+                    from pallas_puzzles.worker import import_pages
+
                     import_pages.let_go()
                     self.imported_pages_gone = True
 
@@ -238,6 +200,23 @@ class Zygote:
         finally:
             os._exit(1)  # never back into the zygote's loop
 
+    def become_reaper(self) -> None:
+        """Retired, with checkers still running: all that is left is to report their ends, and for that
+        this process need not hold JAX (54 MiB once its checkers have rewritten their copies of its pages).
+        It execs a small Python that goes on with the same socket and the same loop: the pid stays, and
+        with it the checkers, still its children. Where the exec fails, it goes on as it is."""
+        os.set_inheritable(self.sock.fileno(), True)
+        package_home = str(Path(__file__).resolve().parents[2])  # this very copy of the package, from any cwd
+        program = (f"import sys; sys.path.insert(0, {package_home!r}); "
+                   "from pallas_puzzles.worker.zygote import main; main(sys.argv[1:])")
+        command = [sys.executable, "-c", program, "reaper", str(self.sock.fileno()), str(self.parent),
+                   ",".join(map(str, self.checkers))]
+        signal.set_wakeup_fd(-1)
+        try:
+            os.execv(sys.executable, command)
+        except OSError:
+            signal.set_wakeup_fd(self.woken_w)
+
     def report_ended(self) -> None:
         while self.checkers:
             try:
@@ -253,14 +232,18 @@ class Zygote:
 
 
 def main(argv: list[str]) -> None:
+    """`zygote SOCKET_FD BACKEND MODE`, or what a retired zygote execs: `reaper SOCKET_FD PARENT PIDS`."""
     sock = socket.socket(fileno=int(argv[1]))
-    requested, mode = argv[2], Mode(argv[3])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the command's to handle
     os.chdir("/")  # it may outlive the command by moments: it keeps no folder of the learner's in use
-    from pallas_puzzles import backends
+    if argv[0] == "reaper":
+        pids = tuple(int(pid) for pid in argv[3].split(",") if pid)
+        zygote = Zygote(sock, can_fork=False, parent=int(argv[2]), checkers=pids, retiring=True)
+    else:
+        from pallas_puzzles import backends
 
-    backends.prepare_environment(requested, mode)  # what JAX reads when it is imported
-    zygote = Zygote(sock, can_fork=_import_the_checker())
+        backends.prepare_environment(argv[2], backends.Mode(argv[3]))  # what JAX reads when it is imported
+        zygote = Zygote(sock, can_fork=_import_the_checker())
     try:
         zygote.serve()
     except (BrokenPipeError, ConnectionResetError, EOFError):
