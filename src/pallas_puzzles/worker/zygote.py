@@ -99,6 +99,7 @@ class Zygote:
         self.sock, self.can_fork, self.retiring = sock, can_fork, retiring
         self.parent = os.getppid() if parent is None else parent
         self.preloaded = False  # the first request's targets' modules, imported before its fork
+        self.forked_once = False
         self.imported_pages_gone = False  # import_pages.let_go() has run
         self.reaper_at: float | None = None  # when this retired zygote becomes a reaper (become_reaper)
         # pid -> the Popen of one started fresh (None: forked, or started before this process's exec)
@@ -122,6 +123,12 @@ class Zygote:
         idle_since: float | None = None  # when its last checker ended; None while one runs, or once told
         self.report_ended()  # a reaper's checker may have ended during its exec
         while os.getppid() == self.parent and not (self.retiring and not self.checkers):
+            if self.forked_once and not self.imported_pages_gone and not select.select([self.sock], [], [], 0)[0]:
+                # Once it has forked, with no request waiting: nothing runs that code again.
+                from pallas_puzzles.worker import import_pages
+
+                import_pages.let_go()
+                self.imported_pages_gone = True
             if self.reaper_at is not None and time.monotonic() >= self.reaper_at:
                 self.reaper_at = None
                 if self.checkers:
@@ -155,12 +162,7 @@ class Zygote:
                     for fd in fds:
                         os.close(fd)
                 send(self.sock, Forked(request.number, pid))
-                if not self.imported_pages_gone and not select.select([self.sock], [], [], 0)[0]:
-                    # After the first fork, with no other request waiting: nothing runs that code again.
-                    from pallas_puzzles.worker import import_pages
-
-                    import_pages.let_go()
-                    self.imported_pages_gone = True
+                self.forked_once = True
 
     def start(self, request: ForkRequest, fds: list[int]) -> int:
         """The pid of a checker for `request`: forked where that is safe, else a program of its own."""
