@@ -4,9 +4,8 @@ A checker started as a program of its own imports JAX and Pallas first: 0.5 s be
 the 2 vCPUs measured, and a private copy of all that the imports build. Forked from a process that has
 imported them, a checker is ready in 0.02-0.05 s (a check stopped because the learner saved again is
 followed by a fresh checker at once), and checkers share those pages for as long as they do not write
-them: two checkers side by side take 15-24 MiB less (PSS), one alone 24-40 MiB more, as the zygote
-keeps its copies of the pages its checker rewrote. Once it has forked, it lets go of the native code it
-ran only to import JAX (worker/import_pages.py): 60 MiB of its 120.
+them. Once it has forked, the zygote lets go of the native code it ran only to import JAX
+(worker/import_pages.py): 60 MiB of its 120.
 
 Forking is safe because this process never starts JAX: it imports modules and nothing else, so it has
 one thread (checked before every fork) and no runtime, device or lock to copy half-way. Each checker
