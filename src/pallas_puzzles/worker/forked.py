@@ -4,7 +4,9 @@ The zygote is the command's child and the checkers are the zygote's, so the comm
 checker itself: the zygote tells it each checker's pid and, when it ends, its exit status, and a
 `ForkedProcess` answers from those as a `subprocess.Popen` would (the part of it a Worker uses). One
 zygote per backend, mode and environment, started on the first request and kept while it has
-checkers (and a moment more, for a restart); the command ends it at exit.
+checkers (and a moment more, for a restart); the command ends it at exit. A pool, which asks for all
+its checkers at once, retires its zygote (`retire`): it then hands over to a reaper without JAX, and
+a later checker comes from a new zygote.
 
 Used where a checker runs JAX on the CPU only (`--backend interpret`, `lower`, or `auto` with no
 accelerator package installed), on Linux (forking a process that has loaded macOS's system

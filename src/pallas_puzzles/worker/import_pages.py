@@ -60,13 +60,13 @@ def mappings(lines: Iterable[str]) -> Iterator[Mapping]:
 def let_go() -> int:
     """Unmap the pages that are only a file's content; the bytes let go of (0 where this cannot be done)."""
     advice = getattr(mmap, "MADV_DONTNEED", None)
+    if advice is None:  # not a system with madvise
+        return 0
     try:
         with open(SMAPS) as smaps:
             droppable = [m for m in mappings(smaps) if m.only_the_files_pages]
         libc = ctypes.CDLL(None, use_errno=True)
     except (OSError, ValueError):  # no /proc (not Linux), or an smaps this parser does not know
-        return 0
-    if advice is None:
         return 0
     madvise = libc.madvise
     madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)

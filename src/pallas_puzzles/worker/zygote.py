@@ -122,18 +122,7 @@ class Zygote:
         idle_since: float | None = None  # when its last checker ended; None while one runs, or once told
         self.report_ended()  # a reaper's checker may have ended during its exec
         while os.getppid() == self.parent and not (self.retiring and not self.checkers):
-            if self.forked_once and not self.imported_pages_gone and not select.select([self.sock], [], [], 0)[0]:
-                # Once it has forked, with no request waiting: nothing runs that code again.
-                from pallas_puzzles.worker import import_pages
-
-                import_pages.let_go()
-                self.imported_pages_gone = True
-            if self.reaper_at is not None and time.monotonic() >= self.reaper_at:
-                self.reaper_at = None
-                if self.checkers:
-                    self.become_reaper()
-            wait = PARENT_POLL_SECONDS if self.reaper_at is None else max(0.0, self.reaper_at - time.monotonic())
-            ready, _, _ = select.select([self.sock, self.woken_r], [], [], min(wait, PARENT_POLL_SECONDS))
+            ready, _, _ = select.select([self.sock, self.woken_r], [], [], self.between_messages())
             if self.woken_r in ready:
                 os.read(self.woken_r, 512)
             had_checkers = bool(self.checkers)
@@ -162,6 +151,24 @@ class Zygote:
                         os.close(fd)
                 send(self.sock, Forked(request.number, pid))
                 self.forked_once = True
+
+    def between_messages(self) -> float:
+        """What the loop does before it waits, and how long it may wait: once it has forked, with no
+        request waiting, it lets go of the import's code (nothing runs it again); when its hand-over is
+        due, it becomes a reaper."""
+        if self.forked_once and not self.imported_pages_gone and not select.select([self.sock], [], [], 0)[0]:
+            from pallas_puzzles.worker import import_pages
+
+            import_pages.let_go()
+            self.imported_pages_gone = True
+        if self.reaper_at is None:
+            return PARENT_POLL_SECONDS
+        if time.monotonic() >= self.reaper_at:
+            self.reaper_at = None
+            if self.checkers:
+                self.become_reaper()  # returns only where the exec failed
+            return PARENT_POLL_SECONDS
+        return min(PARENT_POLL_SECONDS, self.reaper_at - time.monotonic())
 
     def start(self, request: ForkRequest, fds: list[int]) -> int:
         """The pid of a checker for `request`: forked where that is safe, else a program of its own."""
