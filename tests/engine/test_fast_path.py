@@ -231,8 +231,10 @@ def test_with_numpy_ops_a_new_block_shape_costs_no_xla_program():
 
 def test_while_interpreting_a_scalar_is_staged_once_per_value_and_type():
     """The interpreter lifts its loop counters and flags into JAX arrays over and over: one array per
-    scalar value, dtype and weak type stands for all (JAX arrays never change); outside an eager
-    interpretation staging is JAX's own."""
+    scalar value, dtype and weak type stands for all (JAX arrays never change), placed without a
+    program, and the same array as JAX's own stage makes; outside an eager interpretation staging is
+    JAX's own."""
+    import jax
     from jax._src import core
     from test_host_ops import literal as scalar
 
@@ -241,8 +243,21 @@ def test_while_interpreting_a_scalar_is_staged_once_per_value_and_type():
     started(FastPath())
 
     stage = core.stage_p.impl
+    values = [scalar(9, np.uint8), scalar(-2.5, np.float32), scalar(7, np.int16, weak=True),
+              scalar(1.5, np.float32, weak=True), scalar(-0.0, np.float32), True]
     eager._state.interpreting = 1
     try:
+        eager._staged_scalars.clear()
+        jax.clear_caches()  # no program of an earlier test's staging to reuse
+        with Lowerings() as lowered:
+            placed = [stage(value) for value in values]
+        assert lowered.count == 0
+        eager._state.interpreting = 0
+        jax_way = [stage(value) for value in values]
+        eager._state.interpreting = 1
+        for ours, theirs in zip(placed, jax_way):
+            assert (ours.dtype, ours.weak_type, ours.shape) == (theirs.dtype, theirs.weak_type, theirs.shape)
+            assert np.asarray(ours).tobytes() == np.asarray(theirs).tobytes()
         three = stage(scalar(3, np.int32))
         assert stage(scalar(3, np.int32)) is three and int(three) == 3 and not three.weak_type
         others = [stage(scalar(3, np.int32, weak=True)), stage(scalar(3, np.int16)), stage(scalar(4, np.int32)),

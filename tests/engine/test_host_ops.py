@@ -63,6 +63,15 @@ def _update(x: Any, update: Any, starts: Any) -> Any:
     return lax.dynamic_update_slice(x, update, starts, allow_negative_indices=False)
 
 
+def _shifted_by_every_amount(dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(values, amounts): each of a few values (the extremes among them) shifted by each amount from
+    within the width to past it, -1 too (read as unsigned: past it)."""
+    info, bits = np.iinfo(dtype), np.dtype(dtype).itemsize * 8
+    values = np.array([info.min, info.min + 1, 0, 1, 5, info.max], dtype)
+    amounts = np.array([0, 1, bits - 1, bits, bits + 1, 100, -1], np.int64).astype(dtype)
+    return np.broadcast_to(values, (amounts.size, values.size)).copy(), np.repeat(amounts[:, None], values.size, 1)
+
+
 EXACT = [
     ("add f32", lax.add, F32, G32), ("sub i32", lax.sub, I32, J32), ("mul i32 wraps", lax.mul, I32, J32),
     ("mul f32", lax.mul, F32, G32), ("max f32 nan", lax.max, F32, G32), ("min i32", lax.min, I32, J32),
@@ -74,6 +83,9 @@ EXACT = [
     ("abs i32", lax.abs, J32), ("shift left", lax.shift_left, I32, np.full_like(I32, 3)),
     ("shift right logical", lax.shift_right_logical, I32, np.full_like(I32, 4)),
     ("shift right arithmetic", lax.shift_right_arithmetic, I32, np.full_like(I32, 31)),
+    *((f"{how.__name__} {np.dtype(dtype).name} past the width", how, *_shifted_by_every_amount(dtype))
+      for how in (lax.shift_left, lax.shift_right_logical, lax.shift_right_arithmetic)
+      for dtype in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32)),
     ("convert i32 -> f32", lambda x: lax.convert_element_type(x, np.float32), I32),
     ("convert f32 -> i32 in range", lambda x: lax.convert_element_type(x, np.int32), G32[:, :1] * -3.7),
     ("convert i32 -> u8 wraps", lambda x: lax.convert_element_type(x, np.uint8), I32),
@@ -136,8 +148,6 @@ LEFT_TO_LAX = [
     ("float dot", lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))), G32, G32.T),
     ("integer division by zero", lax.div, I32, np.zeros_like(I32)),
     ("integer remainder by zero", lax.rem, I32, np.zeros_like(I32)),
-    ("shift past the width", lax.shift_left, I32, np.full_like(I32, 32)),
-    ("negative shift", lax.shift_right_logical, I32, np.full_like(I32, -1)),
     ("NaN to int", lambda x: lax.convert_element_type(x, np.int32), F32),
     ("out of range to int8", lambda x: lax.convert_element_type(x, np.int8), np.array([300.0], np.float32)),
     ("to bfloat16", lambda x: lax.convert_element_type(x, jnp.bfloat16), G32),

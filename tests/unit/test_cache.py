@@ -120,6 +120,15 @@ def test_the_code_fingerprint_follows_every_source_file(tmp_path, monkeypatch):
             after = code_fingerprint(course)
             assert after != before, changed
             before = after
+        code_fingerprint.cache_clear()
+        (copy / "engine" / "new_module.py").write_text("x = 1\n")  # a new file counts
+        assert code_fingerprint(course) != before
+        before = code_fingerprint(course)
+        for unread in (copy / "engine" / "__pycache__" / "compare.py", copy / "engine" / "notes.md"):
+            code_fingerprint.cache_clear()  # bytecode folders and other kinds of file do not
+            unread.parent.mkdir(exist_ok=True)
+            unread.write_text("x = 2\n")
+            assert code_fingerprint(course) == before, unread
     finally:
         code_fingerprint.cache_clear()
 

@@ -71,12 +71,37 @@ def code_fingerprint(course_folder: Path) -> str:
     """A digest of the checker (every source and data file of this package) and of the course's
     own definition (its course file and specs; each stub is keyed per puzzle)."""
     digest = hashlib.sha256()
-    for folder, pattern in ((Path(__file__).resolve().parents[1], "**/*"), (course_folder, "*.toml"),
-                            (course_folder, "specs/*")):
-        for path in sorted(p for p in folder.glob(pattern) if p.suffix in CODE_SUFFIXES and p.is_file()):
-            digest.update(str(path.relative_to(folder)).encode())
-            digest.update(path.read_bytes())
+    package = Path(__file__).resolve().parents[1]
+    for folder, names in ((package, _files_under(package, CODE_SUFFIXES)),
+                          (course_folder, _files_in(course_folder, (".toml",))),
+                          (course_folder / "specs", _files_in(course_folder / "specs", CODE_SUFFIXES))):
+        for name in names:
+            digest.update(name.encode())
+            with open(os.path.join(folder, name), "rb") as file:
+                digest.update(file.read())
     return digest.hexdigest()
+
+
+# os.walk and os.listdir, not Path.glob: every checker and every command that reads a stored verdict
+# computes this once, and pathlib's objects made it 17 ms instead of 6.
+def _files_under(folder: Path, suffixes: tuple[str, ...]) -> list[str]:
+    """The files with these suffixes in `folder` and below (no bytecode folder), as sorted relative paths."""
+    found = []
+    for root, folders, names in os.walk(folder):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        relative = os.path.relpath(root, folder)
+        found += [os.path.normpath(os.path.join(relative, name)) for name in names
+                  if name.endswith(suffixes) and os.path.isfile(os.path.join(root, name))]
+    return sorted(found)
+
+
+def _files_in(folder: Path, suffixes: tuple[str, ...]) -> list[str]:
+    """The files with these suffixes directly in `folder`, sorted; none where it cannot be read."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(name for name in names if name.endswith(suffixes) and os.path.isfile(os.path.join(folder, name)))
 
 
 def _version(distribution: str) -> str:

@@ -203,7 +203,8 @@ def _placed_directly(original: Callable[..., Any]) -> Callable[..., Any]:
     JAX compiles an identity program per shape to do so: the interpreter pads every case's output
     buffers with jnp.pad, a program per case. Inside an eager interpretation such an array is placed
     with jax.device_put instead: the same array, no program. A scalar (the interpreter stages about
-    1,500 over puzzles 1-12, 20-40 us each) is staged JAX's way once per value and then reused."""
+    1,500 over puzzles 1-12, 20-40 us each) is placed once per value and then reused; placed, not staged
+    JAX's way, because each scalar type's first program cost a checker 5-6 ms (`_placed_as_staged`)."""
     import jax
     import numpy as np
 
@@ -222,10 +223,23 @@ def _placed_directly(original: Callable[..., Any]) -> Callable[..., Any]:
         if staged is None:
             if len(_staged_scalars) >= STAGED_SCALARS_KEPT:
                 _staged_scalars.clear()
-            staged = _staged_scalars[key] = original(value)
+            staged = _staged_scalars[key] = _placed_as_staged(value, original)
         return staged
 
     return impl
+
+
+def _placed_as_staged(value: Any, original: Callable[[Any], Any]) -> Any:
+    """The array stage makes of a scalar, made by jax.device_put: the same bits, dtype and weak type
+    (checked against the type JAX gives the value), with no program compiled; JAX's own stage where
+    the two would differ."""
+    import jax
+
+    placed = jax.device_put(value)
+    expected = jax.typeof(value)
+    if placed.dtype == expected.dtype and placed.weak_type == expected.weak_type and placed.shape == ():
+        return placed
+    return original(value)
 
 
 def _scalar_key(value: Any) -> tuple[Any, ...] | None:

@@ -12,8 +12,8 @@ goes on to JAX unchanged:
   program is XLA's (a kernel summing in numpy's order missed that layer norm's tolerance);
 - exp and the other approximated functions; dtypes numpy lacks (bfloat16 and friends);
 - weakly typed values, but in the operations weak_values.py can type the result of;
-- integer division or remainder by zero, shifts past the width, float to integer
-  conversions of values out of range, and every operation not in the table.
+- integer division or remainder by zero, float to integer conversions of values out of range,
+  and every operation not in the table.
 
 Values handed back are new numpy arrays (never views: JAX's values change under no one).
 
@@ -128,16 +128,24 @@ def _int_division(numerator: np.ndarray, denominator: np.ndarray, remainder: boo
 
 
 def _shift(operand: np.ndarray, amount: np.ndarray, how: str) -> Any:
+    """XLA's shifts: an amount is read as unsigned, and one past the width shifts every bit out (the
+    sign bit fills an arithmetic shift). JAX's PRNG shifts an int32 seed by 32 as it makes a key, which
+    for the interpreter's grid order cost every checker one program."""
     if operand.dtype.kind not in "iu":
         return None
-    bits = operand.dtype.itemsize * 8
-    if np.any(amount < 0) or np.any(amount >= bits):
-        return None  # lax's own result for shifts past the width
+    bits, size = operand.dtype.itemsize * 8, operand.dtype.itemsize
+    past = (amount < 0) | (amount >= bits)
+    within = np.where(past, 0, amount).astype(operand.dtype)
     if how == "left":
-        return np.left_shift(operand, amount)
-    if how == "arithmetic":
-        return np.right_shift(operand.astype(np.dtype(f"i{operand.dtype.itemsize}")), amount).astype(operand.dtype)
-    return np.right_shift(operand.astype(np.dtype(f"u{operand.dtype.itemsize}")), amount).astype(operand.dtype)
+        shifted, out = np.left_shift(operand, within), np.zeros_like(operand)
+    elif how == "arithmetic":
+        signed = operand.astype(np.dtype(f"i{size}"))
+        shifted = np.right_shift(signed, within).astype(operand.dtype)
+        out = np.right_shift(signed, bits - 1).astype(operand.dtype)
+    else:
+        shifted = np.right_shift(operand.astype(np.dtype(f"u{size}")), within).astype(operand.dtype)
+        out = np.zeros_like(operand)
+    return np.where(past, out, shifted)
 
 
 def _convert(operand: np.ndarray, *, new_dtype: Any, **_: Any) -> Any:
