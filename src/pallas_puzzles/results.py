@@ -209,6 +209,7 @@ class CaseResult:
     devices: int = 0  # how many devices ran the case's kernel together (0: one, the usual)
     # On a real accelerator, when asked (perf): the median wall time of one compiled call of the launcher.
     measured_seconds: float | None = None
+    lowering_seconds: float = 0.0  # of `seconds`, the lowering for a GPU (where the target does one)
 
     def __repr__(self) -> str:
         why = f" ({self.kind.id})" if self.kind is not None and not self.passed else ""
@@ -243,6 +244,11 @@ class CaseSpan:
 
     start: int
     stop: int
+    # A case cut in two (targets that lower each case for a GPU: Target.lowers_apart): this span's last
+    # case runs up to and with its lowering only, or its first case all but its lowering (the other part
+    # lowers it, and prints what tracing it printed).
+    ends_at_lowering: bool = False
+    starts_after_lowering: bool = False
 
 
 @dataclass

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import COURSE
+from helpers import COURSE, skip_if_jax_too_old
 
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.worker.by_target import WorkersByTarget
@@ -131,3 +131,38 @@ def _raised(call):
         return call()
     except BaseException as exc:  # what the check raised is the outcome under test
         return exc
+
+
+GPU_PUZZLE = COURSE.find("hopper_attention")  # three cases; half of each is its CUDA lowering
+
+
+def test_a_gpu_case_cut_in_two_gives_one_checkers_verdict(tmp_path):
+    """Once a GPU puzzle's cases and their lowerings have been timed, a check may cut a case in two: one
+    checker lowers it for CUDA, the other runs the rest of it. The verdict stays one checker's, whether
+    the file passes or fails in the rest of the case cut."""
+    skip_if_jax_too_old(GPU_PUZZLE)
+    solution = GPU_PUZZLE.solution_path.read_text()
+    unscaled = solution.replace("acc * alpha[:, None] + pv", "acc + pv", 1)  # the running sum never rescaled
+    assert unscaled != solution
+    with WorkersByTarget("interpret") as workers, Worker("interpret", target=GPU_PUZZLE.target) as alone:
+        workers.start(GPU_PUZZLE.target)
+        alone.start()
+        assert workers.wait_until_ready(GPU_PUZZLE.target, timeout=120)
+        checker = workers.workers[GPU_PUZZLE.target]
+        assert isinstance(checker, SharedChecker)
+        file = tmp_path / GPU_PUZZLE.file
+        file.write_text(solution)
+        assert workers.check(GPU_PUZZLE, file).passed  # times every case and its lowering
+        costs, lowerings = checker._case_costs(GPU_PUZZLE, 3)
+        assert all(0 < lowering < cost for cost, lowering in zip(costs, lowerings))
+        parts: list[object] = []
+        second_check = checker.second.check
+        checker.second.check = lambda *a, **k: parts.append(k.get("cases")) or second_check(*a, **k)
+        for text in (solution, unscaled):
+            # times under which the first case is best cut: its lowering alone in the first part
+            checker._costs[GPU_PUZZLE.name], checker._lowerings[GPU_PUZZLE.name] = [0.4, 0.1, 0.1], [0.25, 0.05, 0.05]
+            file.write_text(text)
+            result = workers.check(GPU_PUZZLE, file)
+            assert _seen(result) == _seen(alone.check(GPU_PUZZLE, file))
+        assert not result.passed and [c.passed for c in result.cases] == [False] and result.skipped_cases == 2
+        assert len(parts) == 2 and all(p.starts_after_lowering and p.start == 0 for p in parts)

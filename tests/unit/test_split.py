@@ -7,8 +7,8 @@ import pytest
 
 from pallas_puzzles import environment
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import CaseResult, CheckResult, Finding
-from pallas_puzzles.worker.split import joined, needs_second, shares, split_point
+from pallas_puzzles.results import CaseResult, CaseSpan, CheckResult, Finding
+from pallas_puzzles.worker.split import Split, joined, needs_second, shares, split_plan, split_point
 
 
 def _result(*passed: bool, start: int = 0, skipped: int = 0, findings: tuple[Finding, ...] = (),
@@ -29,6 +29,32 @@ TIMED_OUT = Finding(FindingKind.TIMEOUT, "Your kernel was still running after 60
 ])
 def test_the_split_makes_the_longer_part_shortest(costs, point):
     assert split_point(costs) == point
+
+
+def test_a_case_is_cut_in_two_where_its_lowering_evens_the_parts():
+    """hopper_attention: three cases of 0.13 s, half of each the CUDA lowering. Whole cases split 2 + 1
+    (0.26 s); case 1 cut (its lowering with case 0, the rest with case 2) splits 0.195 + 0.21."""
+    assert split_plan([0.13, 0.13, 0.13], [0.065, 0.065, 0.065]) == Split(1, cut=True)
+    assert split_plan([0.13, 0.13, 0.13]) == Split(2)  # lowerings unknown (a first check, or no GPU lowering)
+    assert split_plan([0.13, 0.13, 0.13], [0.0, 0.0, 0.0]) == Split(2)
+    assert split_plan([0.1, 0.1, 0.1], [0.01, 0.01, 0.01]) == Split(2)  # no better: no cut
+    assert split_plan([0.3, 0.1], [0.2, 0.05]) == Split(0, cut=True)  # one slow lowering alone in the first
+    first, second = Split(1, cut=True).spans(3)
+    assert first == CaseSpan(0, 2, ends_at_lowering=True) and second == CaseSpan(1, 3, starts_after_lowering=True)
+    assert Split(2).spans(3) == (CaseSpan(0, 2), CaseSpan(2, 3))
+
+
+def test_a_case_cut_in_two_is_one_case_in_the_verdict():
+    lowered, rest = _result(True, True), _result(True, False, start=1)  # case 1: lowered by one, run by the other
+    assert needs_second(lowered, Split(1, cut=True).first_size)
+    verdict = joined(lowered, rest, point=1, total=3, cut=True)
+    assert [c.label for c in verdict.cases] == ["case 0", "case 1", "case 2"] and not verdict.passed
+    refused = _result(True, False)  # case 1's lowering refused: the verdict, case 2 skipped
+    assert not needs_second(refused, 2)
+    verdict = joined(refused, None, point=1, total=3, cut=True)
+    assert [c.passed for c in verdict.cases] == [True, False] and verdict.skipped_cases == 1
+    early = joined(_result(False, skipped=1), None, point=1, total=3, cut=True)  # case 0 failed
+    assert early.skipped_cases == 2
 
 
 def test_a_failure_in_the_first_part_is_the_verdict_with_every_later_case_skipped():

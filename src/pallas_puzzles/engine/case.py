@@ -35,6 +35,12 @@ def forget_data() -> None:
     _data.clear()
 
 
+# Where a target lowers each case for a GPU (Target.lowers_apart), which part of the case runs in this
+# process: all of it; all but the lowering (the other checker of a shared check does it); or the case up to
+# and with its lowering, and no further (for the other checker).
+LOWERED_HERE, LOWERED_APART, ONLY_LOWERED = "here", "apart", "only"
+
+
 @dataclass
 class Case:
     """A shape case being checked: what it is, and the clock that started with it."""
@@ -45,7 +51,9 @@ class Case:
     learner_file: Path
     backend: Backend
     timed_runs: int = 0  # on an accelerator, time a passing case over this many compiled calls (perf)
+    lowering: str = "here"  # LOWERED_HERE, LOWERED_APART or ONLY_LOWERED (below)
     started: float = field(default_factory=time.perf_counter)
+    lowering_seconds: float = 0.0  # set by the target once it has lowered the case
 
     @property
     def label(self) -> str:
@@ -71,4 +79,4 @@ class Case:
         return CaseResult(label=self.label, passed=passed, findings=tuple(findings), mismatch=mismatch,
                           seconds=time.perf_counter() - self.started, sizes=dict(self.sizes), calls=calls,
                           grid_points_run=grid_points_run, performance=performance, traffic=traffic,
-                          devices=devices, gpu_card=gpu_card)
+                          devices=devices, gpu_card=gpu_card, lowering_seconds=self.lowering_seconds)

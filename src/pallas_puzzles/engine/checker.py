@@ -22,13 +22,13 @@ from pallas_puzzles.backends import Backend, Mode
 from pallas_puzzles.checking import support
 from pallas_puzzles.course.model import Puzzle
 from pallas_puzzles.engine import device_faults, targets
-from pallas_puzzles.engine.case import Case
+from pallas_puzzles.engine.case import LOWERED_APART, LOWERED_HERE, ONLY_LOWERED, Case
 from pallas_puzzles.engine.file_faults import encoding_finding, exit_finding, import_finding, syntax_finding
 from pallas_puzzles.engine.integrity import file_rules, guard
 from pallas_puzzles.engine.learner_lines import make_line, read_source, remember_source
 from pallas_puzzles.engine.targets.base import Target
 from pallas_puzzles.findings import FindingKind
-from pallas_puzzles.results import CaseSpan, CheckResult, Finding
+from pallas_puzzles.results import CaseResult, CaseSpan, CheckResult, Finding
 
 _module_counter = itertools.count()
 
@@ -173,21 +173,31 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
     every = puzzle.cases_for(backend)
     span = span or CaseSpan(0, len(every))
     cases = every[span.start:span.stop]
-    for index, sizes in enumerate(cases, start=span.start):
-        running = Case(puzzle, index, sizes, learner_file, backend, timed_runs)
+
+    def run(index: int, lowering: str) -> CaseResult:
+        running = Case(puzzle, index, every[index], learner_file, backend, timed_runs, lowering=lowering)
         try:
             case = target.run_case(running, entry)
         except SystemExit as exc:  # the launcher called sys.exit(): a finding at its line, and the checker goes on
             target.reset()
             case = running.done(False, exit_finding(exc, str(learner_file), importing=False))
-        case = device_faults.recognised(case)
+        return device_faults.recognised(case)
+
+    def lowering(index: int) -> str:
+        if span.ends_at_lowering and index == span.stop - 1:
+            return ONLY_LOWERED
+        return LOWERED_APART if span.starts_after_lowering and index == span.start else LOWERED_HERE
+
+    for index in range(span.start, span.stop):
+        case = run(index, lowering(index))
         result.cases.append(case)
         if not case.passed and (fail_fast or case.lost_device):
             result.skipped_cases = span.stop - index - 1
             break
     passed = all(c.passed for c in result.cases) and len(result.cases) == len(cases)
     # the checks after every case belong to the part that ends with the last case
-    late = target.after_cases(puzzle, entry, learner_file, backend) if passed and span.stop == len(every) else None
+    last = span.stop == len(every) and not span.ends_at_lowering
+    late = target.after_cases(puzzle, entry, learner_file, backend) if passed and last else None
     result.cases += [late] if late is not None else []
     result.passed = passed and late is None
 

@@ -6,13 +6,21 @@ warpgroups taking turns through the interpreter's callbacks), one after another 
 machine with two cores or more, watch keeps two warm checkers for such a chapter (targets that set
 `shares_cases`) and gives each a part of every check.
 
+A case of the GPU chapters is about half a lowering for CUDA (the rules only a GPU enforces) and half a
+run in the interpreter. With three cases, two checkers splitting between cases take two cases and one;
+where the cases' lowering times are known from the puzzle's last check, a case may be cut in two instead
+(split_plan): the first checker lowers it after its own cases, the second runs the rest of it before its
+own, tracing the launcher again without printing twice. hopper_attention's parts went from 2 and 1 cases
+to 1.5 each.
+
 The verdict is the one a single checker gives. A case's result depends only on the file and the case
 (its own data, seeds and session), and `joined` puts the parts together as one checker runs the
 cases: in order, stopping at the first case that fails, the second part's cases then counted as
-skipped. So a failure in the first part is reported as soon as it is known, while the second part
-finishes unseen. tests/course/test_shared_checks.py compares both ways over the chapters' solutions,
-mistakes and correct alternatives; PALLAS_PUZZLES_FAST=0 turns the sharing off with the rest of the
-fast path.
+skipped; a case cut in two is the first's where its lowering failed, else the second's. So a failure
+in the first part is reported as soon as it is known, while the second part finishes unseen.
+tests/course/test_shared_checks.py compares both ways (and with a case cut) over the chapters'
+solutions, mistakes and correct alternatives; PALLAS_PUZZLES_FAST=0 turns the sharing off with the
+rest of the fast path.
 """
 
 from __future__ import annotations
@@ -49,24 +57,63 @@ def split_point(costs: list[float]) -> int:
     return min(range(1, len(costs)), key=lambda point: (max(sum(costs[:point]), sum(costs[point:])), -point))
 
 
-def needs_second(first: CheckResult, point: int) -> bool:
-    """Did the first part run every one of its `point` cases, each passing? Only then does one checker go
+# Cut in two, a case costs the second checker a little more than its part: it traces the launcher again.
+CUT_OVERHEAD = 0.1  # of the case's seconds (hopper_attention: a trace of 0.01 s in a case of 0.13)
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """Where a shared check is split: the second part starts at case `point`. `cut`: that case is cut in
+    two, the first part running it up to and with its lowering for a GPU, the second all the rest of it
+    (Target.lowers_apart: the lowering is about half of a case)."""
+
+    point: int
+    cut: bool = False
+
+    @property
+    def first_size(self) -> int:
+        """The cases the first part runs, the one cut included."""
+        return self.point + self.cut
+
+    def spans(self, total: int) -> tuple[CaseSpan, CaseSpan]:
+        return (CaseSpan(0, self.first_size, ends_at_lowering=self.cut),
+                CaseSpan(self.point, total, starts_after_lowering=self.cut))
+
+
+def split_plan(costs: list[float], lowerings: list[float] | None = None) -> Split:
+    """The split that makes the longer part shortest: between two cases (split_point), or, where each
+    case's lowering seconds are known (`lowerings`, 0 where not), across a case. With three cases of
+    equal cost, half of each a lowering, the parts take 1.5 cases each instead of 2 and 1."""
+    whole = split_point(costs)
+    best = (max(sum(costs[:whole]), sum(costs[whole:])), Split(whole))
+    for point, lowering in enumerate(lowerings or ()):
+        if 0 < lowering < costs[point]:
+            rest = costs[point] - lowering + CUT_OVERHEAD * costs[point]
+            longer = max(sum(costs[:point]) + lowering, rest + sum(costs[point + 1:]))
+            best = min(best, (longer, Split(point, cut=True)), key=lambda option: option[0])
+    return best[1]
+
+
+def needs_second(first: CheckResult, size: int) -> bool:
+    """Did the first part run every one of its `size` cases, each passing? Only then does one checker go
     on to the second part's cases (a finding about the whole file alone, such as a read of the course's
     files, does not stop the cases)."""
-    return not _stopped(first) and len(first.cases) == point and all(case.passed for case in first.cases)
+    return not _stopped(first) and len(first.cases) == size and all(case.passed for case in first.cases)
 
 
-def joined(first: CheckResult, second: CheckResult | None, point: int, total: int) -> CheckResult:
-    """One check's result from its parts (cases [0, point) and [point, total)), as one checker would have
-    given it. `second` may be None where the first part did not pass its cases: it is not needed then."""
-    if not needs_second(first, point):
+def joined(first: CheckResult, second: CheckResult | None, point: int, total: int, cut: bool = False) -> CheckResult:
+    """One check's result from its parts (cases [0, point) and [point, total); with `cut`, case `point`
+    lowered by the first and run by the second), as one checker would have given it. `second` may be
+    None where the first part did not pass its cases: it is not needed then."""
+    size = point + cut
+    if not needs_second(first, size):
         failed = bool(first.cases) and not first.cases[-1].passed
-        return dataclasses.replace(first, skipped_cases=first.skipped_cases + (total - point if failed else 0))
+        return dataclasses.replace(first, skipped_cases=first.skipped_cases + (total - size if failed else 0))
     assert second is not None, "the second part is needed once the first has passed its cases"
     if _stopped(second) and not second.cases:
         return second  # its checker was stopped: as one checker stopped during the check
     return dataclasses.replace(
-        first, passed=first.passed and second.passed, cases=[*first.cases, *second.cases],
+        first, passed=first.passed and second.passed, cases=[*first.cases[:point], *second.cases],
         findings=first.findings or second.findings, printed=first.printed + second.printed,
         seconds=max(first.seconds, second.seconds), skipped_cases=second.skipped_cases)
 
@@ -84,6 +131,7 @@ class SharedChecker:
         self.first = Worker(requested, mode, target, limits)
         self.second = Worker(requested, mode, target, limits)
         self._costs: dict[str, list[float]] = {}  # puzzle -> each case's seconds, from its last check
+        self._lowerings: dict[str, list[float]] = {}  # puzzle -> each case's lowering seconds, where known
         self._second_ready = threading.Event()
         self._stopped = False  # set by stop(): a second checker that finishes starting after it is stopped
         self._second_in_check = False  # the second checker runs a part of the check the first runs now
@@ -158,12 +206,14 @@ class SharedChecker:
         total = len(puzzle.cases_for(backend)) if backend is not None else 0
         if total < 2 or not self._second_free():
             return self._remember(puzzle, total, self.first.check(puzzle, file))
-        point = split_point(self._case_costs(puzzle, total))
+        costs, lowerings = self._case_costs(puzzle, total)
+        split = split_plan(costs, lowerings if self._lowers_apart else None)
+        first_span, second_span = split.spans(total)
         parts: list[CheckResult | BaseException] = []
 
         def run_second() -> None:
             try:
-                parts.append(self.second.check(puzzle, file, cases=CaseSpan(point, total)))
+                parts.append(self.second.check(puzzle, file, cases=second_span))
             except BaseException as exc:  # raised below if its part is needed; else nobody waits for it
                 parts.append(exc)
 
@@ -171,9 +221,9 @@ class SharedChecker:
         self._second_in_check = True
         thread.start()
         try:
-            first = self.first.check(puzzle, file, cases=CaseSpan(0, point))
-            if not needs_second(first, point):  # the verdict: the second part finishes unseen
-                return self._remember(puzzle, total, joined(first, None, point, total))
+            first = self.first.check(puzzle, file, cases=first_span)
+            if not needs_second(first, split.first_size):  # the verdict: the second part finishes unseen
+                return self._remember(puzzle, total, joined(first, None, split.point, total, split.cut))
             thread.join()
         except CheckCancelled:
             self.second.cancel()
@@ -183,19 +233,36 @@ class SharedChecker:
         second = parts[0]
         if isinstance(second, BaseException):
             raise second
-        return self._remember(puzzle, total, joined(first, second, point, total))
+        return self._remember(puzzle, total, joined(first, second, split.point, total, split.cut), split, first)
 
-    def _remember(self, puzzle: Puzzle, total: int, result: CheckResult) -> CheckResult:
-        """Keep the seconds of each case that ran, for where the next check of the puzzle is split."""
-        costs = self._case_costs(puzzle, total)
+    @property
+    def _lowers_apart(self) -> bool:
+        from pallas_puzzles.engine import targets
+
+        return targets.get(self.target).lowers_apart
+
+    def _remember(self, puzzle: Puzzle, total: int, result: CheckResult, split: Split = Split(0),
+                  first: CheckResult | None = None) -> CheckResult:
+        """Keep the seconds of each case that ran, and of its lowering, for where the next check of the
+        puzzle is split. A case cut in two counts both parts (the first's is `first`'s last case)."""
+        costs, lowerings = self._case_costs(puzzle, total)
         for index, case in enumerate(result.cases[:total]):
             if case.seconds > 0:
                 costs[index] = case.seconds
+            if case.lowering_seconds > 0:
+                lowerings[index] = case.lowering_seconds
+        lowered = first.cases[split.point] if split.cut and first is not None and len(first.cases) > split.point \
+            else None
+        if lowered is not None and lowered.passed and len(result.cases) > split.point:
+            costs[split.point] = lowered.seconds + result.cases[split.point].seconds
+            lowerings[split.point] = lowered.lowering_seconds
         return result
 
-    def _case_costs(self, puzzle: Puzzle, total: int) -> list[float]:
-        """Each case's seconds at the puzzle's last check (1 s for a case not run yet)."""
-        return self._costs.setdefault(puzzle.name, [1.0] * total)
+    def _case_costs(self, puzzle: Puzzle, total: int) -> tuple[list[float], list[float]]:
+        """Each case's seconds at the puzzle's last check (1 s for a case not run yet), and its lowering's
+        (0 where unknown)."""
+        costs = self._costs.setdefault(puzzle.name, [1.0] * total)
+        return costs, self._lowerings.setdefault(puzzle.name, [0.0] * total)
 
     def prepare(self, puzzle: Puzzle) -> None:
         """Nothing to get ready: both checkers serve one target, started already."""

@@ -71,6 +71,9 @@ class Target:
     # Its shape cases each take a tenth of a second or more: in watch mode two checkers share a check
     # (worker/split.py).
     shares_cases: ClassVar[bool] = False
+    # Each case lowers the kernel for a GPU, apart from running it, and run_case honours Case.lowering: a
+    # shared check may then give the lowering of a case to the other checker (worker/split.py).
+    lowers_apart: ClassVar[bool] = False
     # Where a chapter of this target runs on other backends and modes: a backend name, or "lower"
     # for the lowering check, -> the name of the target that runs it there. A backend missing here
     # is one the target cannot run on.

@@ -55,10 +55,13 @@ class BlackwellTarget(MosaicGpuTarget):
         return lints.RULES
 
     def run_case(self, case: Case, entry: Callable[..., Any]) -> CaseResult:
+        from pallas_puzzles.engine.case import ONLY_LOWERED
         from pallas_puzzles.engine.targets.blackwell import faults, hooks, multicast_windows
 
         hooks.forget()
         result = super().run_case(case, entry)
+        if result.passed and case.lowering == ONLY_LOWERED:  # lowered, and not run: nothing more to say
+            return result
         differing = multicast_windows.watch.differing
         if differing is not None and result.ran_to_the_end:
             return dataclasses.replace(result, passed=False, findings=(faults.multicast_window_finding(differing),),

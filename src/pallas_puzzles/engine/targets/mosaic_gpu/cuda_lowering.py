@@ -16,17 +16,24 @@ while a case is checked the search stops after LAYOUT_TRIES, with the same answe
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import re
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pallas_puzzles.engine.case import LOWERED_APART
 from pallas_puzzles.engine.learner_lines import learner_frames
 from pallas_puzzles.engine.meanings import first_meaning
 from pallas_puzzles.engine.targets.mosaic_gpu import jax_private
 from pallas_puzzles.engine.targets.mosaic_gpu.record import CaseRecord, Launch, active
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import Finding
+
+if TYPE_CHECKING:
+    from pallas_puzzles.engine.case import Case
 
 PLATFORM = "cuda"
 LAYOUT_TRIES = 1000  # JAX's own: 100,000 (layout_inference._DEFAULT_LAYOUT_INFERENCE_FUEL, jax 0.12.0.1)
@@ -106,15 +113,24 @@ def install() -> None:
         _installed = True
 
 
-def check(entry: Callable[..., Any], args: Sequence[Any], record: CaseRecord) -> Finding | None:
-    """None when the kernel lowers for CUDA; else a finding. Errors of the learner's Python (raised
-    while tracing, before any lowering) come back as exceptions for the caller to explain."""
+def check(entry: Callable[..., Any], args: Sequence[Any], record: CaseRecord, case: Case) -> Finding | None:
+    """None when the kernel lowers for CUDA; else a finding. Errors of the learner's Python (raised while
+    tracing, before any lowering) come back as exceptions for the caller to explain. The lowering's
+    seconds go on the case. Where the other checker of a shared check has lowered this case, the launcher
+    is only traced, and what tracing it printed, which the other printed already, is not printed again."""
     import jax
 
+    if case.lowering == LOWERED_APART:
+        with contextlib.redirect_stdout(io.StringIO()):
+            record.launcher = jax.jit(entry).trace(*args).jaxpr
+        return None
     traced = jax.jit(entry).trace(*args)
     record.launcher = traced.jaxpr
+    start = time.perf_counter()
     try:
         traced.lower(lowering_platforms=(PLATFORM,))
     except Exception as exc:  # Mosaic GPU refused the kernel
         return lowering_finding(exc, record)
+    finally:
+        case.lowering_seconds = time.perf_counter() - start
     return None
