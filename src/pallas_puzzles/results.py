@@ -207,8 +207,7 @@ class CaseResult:
     traffic: RingTraffic | None = None  # kernels over several devices: the bytes each sent and received
     gpu_card: GpuCard | None = None  # GPU kernels: what the case would cost on an NVIDIA GPU (perf/gpu_card.py)
     devices: int = 0  # how many devices ran the case's kernel together (0: one, the usual)
-    # On a real accelerator, when asked (perf): the median wall time of one compiled call of the launcher.
-    measured_seconds: float | None = None
+    measured_seconds: float | None = None  # on an accelerator, asked by perf: median seconds of one call
     lowering_seconds: float = 0.0  # of `seconds`, the lowering for a GPU (where the target does one)
 
     def __repr__(self) -> str:
@@ -240,13 +239,11 @@ class CaseResult:
 @dataclass(frozen=True)
 class CaseSpan:
     """The shape cases from `start` up to `stop` (by index): the part of a check one process runs when
-    two share it (worker/split.py)."""
+    two share it (worker/split.py). A case cut in two (Target.lowers_apart): the last case runs only up to
+    and with its lowering for a GPU, or the first all but its lowering (the other part lowers it)."""
 
     start: int
     stop: int
-    # A case cut in two (targets that lower each case for a GPU: Target.lowers_apart): this span's last
-    # case runs up to and with its lowering only, or its first case all but its lowering (the other part
-    # lowers it, and prints what tracing it printed).
     ends_at_lowering: bool = False
     starts_after_lowering: bool = False
 

@@ -51,7 +51,7 @@ class Case:
     learner_file: Path
     backend: Backend
     timed_runs: int = 0  # on an accelerator, time a passing case over this many compiled calls (perf)
-    lowering: str = "here"  # LOWERED_HERE, LOWERED_APART or ONLY_LOWERED (below)
+    lowering: str = LOWERED_HERE  # or LOWERED_APART or ONLY_LOWERED (above)
     started: float = field(default_factory=time.perf_counter)
     lowering_seconds: float = 0.0  # set by the target once it has lowered the case
 
