@@ -30,12 +30,14 @@ import os
 import select
 import signal
 import socket
-import subprocess
 import sys
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pallas_puzzles.worker.zygote_messages import Ended, Forked, ForkRequest, Idle, Retire, receive, send
+
+if TYPE_CHECKING:  # imported where a checker is started fresh: the reaper, this module's loop too, goes without
+    import subprocess
 
 # How often the zygote looks whether its parent (the command) is still there, when nothing else wakes it.
 PARENT_POLL_SECONDS = 0.5
@@ -183,6 +185,8 @@ class Zygote:
                 self.become_checker(request, read_fd, write_fd)
             self.checkers[pid] = None
             return pid
+        import subprocess
+
         fresh = subprocess.Popen(
             [sys.executable, "-m", "pallas_puzzles.worker", str(read_fd), str(write_fd), request.target,
              request.requested, request.mode.value, ",".join(request.serves)],
@@ -214,7 +218,8 @@ class Zygote:
         It execs a small Python that goes on with the same socket and the same loop: the pid stays, and
         with it the checkers, still its children. Where the exec fails, it goes on as it is."""
         os.set_inheritable(self.sock.fileno(), True)
-        package_home = str(Path(__file__).resolve().parents[2])  # this very copy of the package, from any cwd
+        # this very copy of the package, from any cwd
+        package_home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
         program = (f"import sys; sys.path.insert(0, {package_home!r}); "
                    "from pallas_puzzles.worker.zygote import main; main(sys.argv[1:])")
         command = [sys.executable, "-c", program, "reaper", str(self.sock.fileno()), str(self.parent),
