@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pallas_puzzles import environment
@@ -49,6 +51,10 @@ def test_a_case_cut_in_two_is_one_case_in_the_verdict():
     assert needs_second(lowered, Split(1, cut=True).first_size)
     verdict = joined(lowered, rest, point=1, total=3, cut=True)
     assert [c.label for c in verdict.cases] == ["case 0", "case 1", "case 2"] and not verdict.passed
+    lowered.cases[1] = dataclasses.replace(lowered.cases[1], seconds=0.08, lowering_seconds=0.07)
+    rest.cases[0] = dataclasses.replace(rest.cases[0], seconds=0.06)
+    timed = joined(lowered, rest, point=1, total=3, cut=True).cases[1]  # the next split counts both parts
+    assert timed.seconds == pytest.approx(0.14) and timed.lowering_seconds == 0.07 and timed.passed
     refused = _result(True, False)  # case 1's lowering refused: the verdict, case 2 skipped
     assert not needs_second(refused, 2)
     verdict = joined(refused, None, point=1, total=3, cut=True)

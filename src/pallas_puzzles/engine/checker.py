@@ -172,7 +172,6 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
                target: Target, fail_fast: bool, timed_runs: int = 0, span: CaseSpan | None = None) -> None:
     every = puzzle.cases_for(backend)
     span = span or CaseSpan(0, len(every))
-    cases = every[span.start:span.stop]
 
     def run(index: int, lowering: str) -> CaseResult:
         running = Case(puzzle, index, every[index], learner_file, backend, timed_runs, lowering=lowering)
@@ -194,7 +193,7 @@ def _run_cases(result: CheckResult, puzzle: Puzzle, entry: Any, learner_file: Pa
         if not case.passed and (fail_fast or case.lost_device):
             result.skipped_cases = span.stop - index - 1
             break
-    passed = all(c.passed for c in result.cases) and len(result.cases) == len(cases)
+    passed = all(c.passed for c in result.cases) and len(result.cases) == span.stop - span.start
     # the checks after every case belong to the part that ends with the last case
     last = span.stop == len(every) and not span.ends_at_lowering
     late = target.after_cases(puzzle, entry, learner_file, backend) if passed and last else None

@@ -112,8 +112,13 @@ def joined(first: CheckResult, second: CheckResult | None, point: int, total: in
     assert second is not None, "the second part is needed once the first has passed its cases"
     if _stopped(second) and not second.cases:
         return second  # its checker was stopped: as one checker stopped during the check
+    later = second.cases
+    if cut and later:  # the case cut: the second's verdict, the seconds of both parts and the first's lowering
+        lowered = first.cases[point]
+        later = [dataclasses.replace(later[0], seconds=lowered.seconds + later[0].seconds,
+                                     lowering_seconds=lowered.lowering_seconds), *later[1:]]
     return dataclasses.replace(
-        first, passed=first.passed and second.passed, cases=[*first.cases[:point], *second.cases],
+        first, passed=first.passed and second.passed, cases=[*first.cases[:point], *later],
         findings=first.findings or second.findings, printed=first.printed + second.printed,
         seconds=max(first.seconds, second.seconds), skipped_cases=second.skipped_cases)
 
@@ -127,7 +132,10 @@ class SharedChecker:
     """Two checkers for one target that share each check (WorkersByTarget uses it as one Worker)."""
 
     def __init__(self, requested: str, mode: Mode, target: str, limits: Limits = Limits()) -> None:
+        from pallas_puzzles.engine import targets
+
         self.target = target
+        self.lowers_apart = targets.get(target).lowers_apart  # a check may cut a case in two (split_plan)
         self.first = Worker(requested, mode, target, limits)
         self.second = Worker(requested, mode, target, limits)
         self._costs: dict[str, list[float]] = {}  # puzzle -> each case's seconds, from its last check
@@ -207,7 +215,7 @@ class SharedChecker:
         if total < 2 or not self._second_free():
             return self._remember(puzzle, total, self.first.check(puzzle, file))
         costs, lowerings = self._case_costs(puzzle, total)
-        split = split_plan(costs, lowerings if self._lowers_apart else None)
+        split = split_plan(costs, lowerings if self.lowers_apart else None)
         first_span, second_span = split.spans(total)
         parts: list[CheckResult | BaseException] = []
 
@@ -233,29 +241,17 @@ class SharedChecker:
         second = parts[0]
         if isinstance(second, BaseException):
             raise second
-        return self._remember(puzzle, total, joined(first, second, split.point, total, split.cut), split, first)
+        return self._remember(puzzle, total, joined(first, second, split.point, total, split.cut))
 
-    @property
-    def _lowers_apart(self) -> bool:
-        from pallas_puzzles.engine import targets
-
-        return targets.get(self.target).lowers_apart
-
-    def _remember(self, puzzle: Puzzle, total: int, result: CheckResult, split: Split = Split(0),
-                  first: CheckResult | None = None) -> CheckResult:
+    def _remember(self, puzzle: Puzzle, total: int, result: CheckResult) -> CheckResult:
         """Keep the seconds of each case that ran, and of its lowering, for where the next check of the
-        puzzle is split. A case cut in two counts both parts (the first's is `first`'s last case)."""
+        puzzle is split."""
         costs, lowerings = self._case_costs(puzzle, total)
         for index, case in enumerate(result.cases[:total]):
             if case.seconds > 0:
                 costs[index] = case.seconds
             if case.lowering_seconds > 0:
                 lowerings[index] = case.lowering_seconds
-        lowered = first.cases[split.point] if split.cut and first is not None and len(first.cases) > split.point \
-            else None
-        if lowered is not None and lowered.passed and len(result.cases) > split.point:
-            costs[split.point] = lowered.seconds + result.cases[split.point].seconds
-            lowerings[split.point] = lowered.lowering_seconds
         return result
 
     def _case_costs(self, puzzle: Puzzle, total: int) -> tuple[list[float], list[float]]:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from pallas_puzzles.worker.zygote_messages import Ended, Forked, ForkRequest, Idle, Retire, receive, send
 
-if TYPE_CHECKING:  # imported where a checker is started fresh: the reaper, this module's loop too, goes without
+if TYPE_CHECKING:  # imported only where a checker starts fresh: the reaper runs this loop without it
     import subprocess
 
 # How often the zygote looks whether its parent (the command) is still there, when nothing else wakes it.

@@ -133,7 +133,8 @@ def _shift(operand: np.ndarray, amount: np.ndarray, how: str) -> Any:
     for the interpreter's grid order cost every checker one program."""
     if operand.dtype.kind not in "iu":
         return None
-    bits, size = operand.dtype.itemsize * 8, operand.dtype.itemsize
+    size = operand.dtype.itemsize
+    bits = size * 8
     past = (amount < 0) | (amount >= bits)
     within = np.where(past, 0, amount).astype(operand.dtype)
     if how == "left":
