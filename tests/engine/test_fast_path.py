@@ -295,6 +295,22 @@ def test_caches_stay_after_a_check_below_the_memory_ceiling_and_go_above_it():
     assert lowered_after_a_check(CacheRelease(ceiling_mib=0.0, trim=False)) == 1  # the fast path off
 
 
+def test_caches_go_once_the_next_check_growing_as_the_last_did_would_pass_the_ceiling(monkeypatch):
+    """Each checker stays under the ceiling: clearing only once past it let both checkers of the whole
+    course end a check's growth above it, at the same time."""
+    from pallas_puzzles.engine.targets import memory
+
+    readings = iter([60.0, 75.0, 89.0, 70.0, 80.0, 80.0])
+    monkeypatch.setattr(memory, "private_memory_mib", lambda: next(readings))
+    cleared: list[int] = []
+    monkeypatch.setattr(memory, "forget_compiled", lambda: cleared.append(check))
+    release = memory.CacheRelease(ceiling_mib=100.0, trim=False)
+    for check in range(4):
+        release.after_check()
+    # 60 (kept: no growth seen yet), 75 (+15: 90 kept), 89 (+14: 103 cleared; 70 left), 80 (+10: 90 kept)
+    assert cleared == [2]
+
+
 def test_a_thread_reuses_its_mlir_context_as_often_as_set():
     from jax._src.interpreters import mlir
 

@@ -111,3 +111,22 @@ def test_every_dtype_and_shape_is_stored_as_it_was(tmp_path, dtype, shape):
     back, flops = spec_outputs._read(path)
     assert back.dtype == values.dtype and back.shape == values.shape and flops == 12.5
     assert back.tobytes() == values.tobytes()
+
+
+@pytest.mark.parametrize("puzzle", [p for p in COURSE.puzzles if p.cases_for(INTERPRET)], ids=lambda p: p.name)
+def test_a_cases_inputs_are_placed_without_a_copy_and_hold_what_astype_gives(puzzle, monkeypatch):
+    """jax.device_put wraps them instead of copying them (one copy of a case's inputs held, not two), nothing
+    can write to them, and their bits are those the plain cast gives."""
+    import jax
+
+    sizes = puzzle.cases_for(INTERPRET)[-1]
+    index = len(puzzle.cases_for(INTERPRET)) - 1
+    held = specs.make_inputs(puzzle, sizes, index)
+    monkeypatch.setattr(specs, "_held_for_placing", lambda values, dtype: values.astype(dtype))
+    cast = specs.make_inputs(puzzle, sizes, index)
+    for mine, plain in zip(held, cast, strict=True):
+        assert mine.dtype == plain.dtype and mine.shape == plain.shape and mine.tobytes() == plain.tobytes()
+        assert not mine.flags.writeable
+        with jax.default_device(jax.devices("cpu")[0]):
+            placed = jax.device_put(mine)
+        assert mine.size == 0 or np.shares_memory(np.asarray(placed), mine), "placed by a copy"

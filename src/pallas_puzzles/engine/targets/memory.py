@@ -79,6 +79,7 @@ class CacheRelease:
     relative: bool = False
     checks_kept: int = field(default=0, init=False)  # checks since the caches were last cleared
     baseline_mib: float | None = field(default=None, init=False)  # where `relative` counts from
+    last_mib: float | None = field(default=None, init=False)  # the memory the last check left
 
     @classmethod
     def from_environment(cls) -> CacheRelease:
@@ -94,8 +95,10 @@ class CacheRelease:
         return cls(ceiling_mib=NOTEBOOK_GROWTH_MIB, relative=True)
 
     def keeps(self) -> bool:
-        """May the caches stay after this check? While the process is under the ceiling; where its
-        memory cannot be read, for a few checks."""
+        """May the caches stay after this check? While the next check, if it adds what this one did,
+        keeps the process under the ceiling; where its memory cannot be read, for a few checks. (Clearing
+        only once past the ceiling let each checker end one check's growth above it: the whole course
+        peaked with both checkers there.)"""
         if self.ceiling_mib <= 0:
             return False
         used = private_memory_mib()
@@ -103,7 +106,9 @@ class CacheRelease:
             return self.checks_kept < CHECKS_PER_CLEAR
         if self.relative and self.baseline_mib is None:
             self.baseline_mib = used
-        return used - (self.baseline_mib or 0.0) < self.ceiling_mib
+        growth = max(0.0, used - self.last_mib) if self.last_mib is not None else 0.0
+        self.last_mib = used
+        return used + growth - (self.baseline_mib or 0.0) < self.ceiling_mib
 
     def after_check(self) -> bool:
         """Called once a check's reply has been sent; True when the caches were cleared."""
@@ -114,6 +119,7 @@ class CacheRelease:
         forget_compiled()
         if self.trim:
             trim_heap()
+        self.last_mib = private_memory_mib()
         if self.relative:
-            self.baseline_mib = private_memory_mib()
+            self.baseline_mib = self.last_mib
         return True
