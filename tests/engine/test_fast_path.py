@@ -302,13 +302,14 @@ def test_caches_go_once_the_next_check_growing_as_the_last_did_would_pass_the_ce
 
     readings = iter([60.0, 75.0, 89.0, 70.0, 80.0, 80.0])
     monkeypatch.setattr(memory, "private_memory_mib", lambda: next(readings))
-    cleared: list[int] = []
-    monkeypatch.setattr(memory, "forget_compiled", lambda: cleared.append(check))
+    checks, cleared = [], []
+    monkeypatch.setattr(memory, "forget_compiled", lambda: cleared.append(len(checks)))
     release = memory.CacheRelease(ceiling_mib=100.0, trim=False)
-    for check in range(4):
+    for check in range(1, 5):
+        checks.append(check)
         release.after_check()
     # 60 (kept: no growth seen yet), 75 (+15: 90 kept), 89 (+14: 103 cleared; 70 left), 80 (+10: 90 kept)
-    assert cleared == [2]
+    assert cleared == [3], "cleared after the third check only"
 
 
 def test_a_thread_reuses_its_mlir_context_as_often_as_set():
