@@ -47,7 +47,7 @@ def test_a_stored_answer_comes_back_bit_for_bit_without_running_the_spec(folder,
     first, flops = spec_outputs.expected_and_flops(puzzle, inputs)
     again, flops_again = spec_outputs.expected_and_flops(puzzle, inputs)
     assert computed == [name], "the second answer was read from disk"
-    assert len(list(folder.glob("*.npz"))) == 1
+    assert len(list(folder.glob(f"*{spec_outputs.SUFFIX}"))) == 1
     assert again.dtype == first.dtype and again.shape == first.shape and flops_again == flops
     assert first.tobytes() == again.tobytes()
 
@@ -67,11 +67,14 @@ def test_other_inputs_or_other_code_are_a_miss(folder, monkeypatch):
     np.testing.assert_array_equal(expected, specs.expected_and_flops(puzzle, changed)[0])
 
 
-def test_a_damaged_file_is_computed_again(folder, monkeypatch):
+@pytest.mark.parametrize("damage", [lambda data: b"half a file", lambda data: data[:-1], lambda data: data + b"\0",
+                                    lambda data: data.replace(b"float32", b"float64", 1)],
+                         ids=["garbage", "cut short", "too long", "another dtype"])
+def test_a_damaged_file_is_computed_again(folder, monkeypatch, damage):
     puzzle, inputs = _case("constant_add")
     right, _ = spec_outputs.expected_and_flops(puzzle, inputs)
-    (stored,) = folder.glob("*.npz")
-    stored.write_bytes(b"half a file")
+    (stored,) = folder.glob(f"*{spec_outputs.SUFFIX}")
+    stored.write_bytes(damage(stored.read_bytes()))
     computed = _computed_here(monkeypatch)
     again, _ = spec_outputs.expected_and_flops(puzzle, inputs)
     assert computed == ["constant_add"]
@@ -87,7 +90,7 @@ def test_without_the_fast_path_nothing_is_read_or_written(folder, monkeypatch):
     _, other_inputs = _case("constant_add", 1)
     spec_outputs.expected_and_flops(puzzle, other_inputs)
     assert computed == ["constant_add"] * 2
-    assert len(list(folder.glob("*.npz"))) == 1
+    assert len(list(folder.glob(f"*{spec_outputs.SUFFIX}"))) == 1
 
 
 def test_a_folder_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
@@ -106,7 +109,7 @@ def test_every_dtype_and_shape_is_stored_as_it_was(tmp_path, dtype, shape):
     import jax.numpy as jnp
 
     values = (np.arange(int(np.prod(shape))) % 7 - 3).reshape(shape).astype(jnp.dtype(dtype))
-    path = tmp_path / "answer.npz"
+    path = tmp_path / f"answer{spec_outputs.SUFFIX}"
     spec_outputs._write(path, values, 12.5)
     back, flops = spec_outputs._read(path)
     assert back.dtype == values.dtype and back.shape == values.shape and flops == 12.5
