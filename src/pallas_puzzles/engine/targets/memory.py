@@ -8,8 +8,8 @@ checker grew from 220 MiB to 450. A watch session of a hundred saves in the GPU 
 the learner's memory limit and stop a correct kernel.
 
 So after every check, once its reply is on its way (the learner waits for nothing), a checker whose
-own memory has passed MEMORY_CEILING_MIB clears JAX's caches and hands the freed heap back to the
-system. Below the ceiling the caches stay: the TPU chapters' small programs are reused from puzzle to
+own memory would pass MEMORY_CEILING_MIB if the next check added what this one did clears JAX's caches
+and hands the freed heap back to the system. Below the ceiling the caches stay: the TPU chapters' small programs are reused from puzzle to
 puzzle. With the fast path off (PALLAS_PUZZLES_FAST=0) they go after every check. The notebook API checks
 in the learner's own process, which grew the same way with every re-run cell: there the ceiling bounds
 what the checks added (NOTEBOOK_GROWTH_MIB since the first check or the last clear).
@@ -72,11 +72,14 @@ def forget_compiled() -> None:
 class CacheRelease:
     """One process's rule: keep JAX's caches while under `ceiling_mib`, else clear them (0: clear after
     every check), and then trim the heap (`trim`; glibc keeps freed memory otherwise). `relative`: the
-    ceiling bounds what the checks added since the first check or the last clear, not the whole process."""
+    ceiling bounds what the checks added since the first check or the last clear, not the whole process.
+    `looks_ahead`: clear already when the next check, adding what the last one did, would pass the ceiling.
+    """
 
     ceiling_mib: float = MEMORY_CEILING_MIB
     trim: bool = True
     relative: bool = False
+    looks_ahead: bool = True
     checks_kept: int = field(default=0, init=False)  # checks since the caches were last cleared
     baseline_mib: float | None = field(default=None, init=False)  # where `relative` counts from
     last_mib: float | None = field(default=None, init=False)  # the memory the last check left
@@ -92,13 +95,15 @@ class CacheRelease:
         drops the learner's own compiled functions (JAX recompiles them on their next call)."""
         if environment.FAST.turned_off():
             return cls(ceiling_mib=0.0, trim=False, relative=True)
-        return cls(ceiling_mib=NOTEBOOK_GROWTH_MIB, relative=True)
+        # Not looking ahead: what the process grew by since the last check is the learner's cells' as much as
+        # the check's, and a clear costs them their own compiled functions.
+        return cls(ceiling_mib=NOTEBOOK_GROWTH_MIB, relative=True, looks_ahead=False)
 
     def keeps(self) -> bool:
-        """May the caches stay after this check? While the next check, if it adds what this one did,
-        keeps the process under the ceiling; where its memory cannot be read, for a few checks. (Clearing
-        only once past the ceiling let each checker end one check's growth above it: the whole course
-        peaked with both checkers there.)"""
+        """May the caches stay after this check? While the process is under the ceiling, and (looking ahead)
+        would stay under it if the next check added what this one did; where its memory cannot be read, for
+        a few checks. (Clearing only once past the ceiling let each checker end one check's growth above
+        it: the whole course peaked with both checkers there.)"""
         if self.ceiling_mib <= 0:
             return False
         used = private_memory_mib()
@@ -106,7 +111,7 @@ class CacheRelease:
             return self.checks_kept < CHECKS_PER_CLEAR
         if self.relative and self.baseline_mib is None:
             self.baseline_mib = used
-        growth = max(0.0, used - self.last_mib) if self.last_mib is not None else 0.0
+        growth = max(0.0, used - self.last_mib) if self.looks_ahead and self.last_mib is not None else 0.0
         self.last_mib = used
         return used + growth - (self.baseline_mib or 0.0) < self.ceiling_mib
 
