@@ -7,12 +7,13 @@ matmul 24, pipeline_cores 1.3, a pallas_call puzzle nothing; across puzzles, the
 checker grew from 220 MiB to 450. A watch session of a hundred saves in the GPU chapters would reach
 the learner's memory limit and stop a correct kernel.
 
-So after every check, once its reply is on its way (the learner waits for nothing), a checker whose
-own memory would pass MEMORY_CEILING_MIB if the next check added what this one did clears JAX's caches
-and hands the freed heap back to the system. Below the ceiling the caches stay: the TPU chapters' small
-programs are reused from puzzle to puzzle. With the fast path off (PALLAS_PUZZLES_FAST=0) they go after every check. The notebook API checks
-in the learner's own process, which grew the same way with every re-run cell: there the ceiling bounds
-what the checks added (NOTEBOOK_GROWTH_MIB since the first check or the last clear).
+So after every check, once its reply is on its way (the learner waits for nothing), a checker whose own
+memory would pass MEMORY_CEILING_MIB if the next check added what this one did clears JAX's caches and
+hands the freed heap back to the system. Below the ceiling the caches stay: the TPU chapters' small
+programs are reused from puzzle to puzzle. With the fast path off (PALLAS_PUZZLES_FAST=0) they go after
+every check. The notebook API checks in the learner's own process, which grew the same way with every
+re-run cell: there the ceiling bounds what the checks added (NOTEBOOK_GROWTH_MIB since the first check
+or the last clear).
 Nothing here imports JAX at module level.
 """
 
