@@ -19,6 +19,7 @@ from pallas_puzzles import backends
 from pallas_puzzles.backends import INTERPRET
 from pallas_puzzles.checking import support
 from pallas_puzzles.course.reader import load_course
+from pallas_puzzles.dev.check import ACCELERATORS, HARDWARE_CASES
 from pallas_puzzles.engine import specs
 from pallas_puzzles.engine.checker import check_puzzle, load_learner_module
 from pallas_puzzles.findings import FindingKind
@@ -46,6 +47,21 @@ def test_the_builtin_course_passes_dev_check(course_check):
     assert course_check.course is not None and course_check.course.name == COURSE.name
     assert [problem.line() for problem in course_check.problems] == []
     assert {p.puzzle for p in course_check.skipped} == {p.name for p in COURSE.puzzles} - runnable(COURSE.puzzles)
+
+
+def test_each_accelerators_own_cases_are_checked_in_the_interpreter(course_check):
+    """dev check runs each solution (and every example) on each accelerator's own shape cases too."""
+    solutions = {(job.puzzle.name, job.cases_of) for job, _ in course_check.checked
+                 if job.subject == HARDWARE_CASES and job.example is None}
+    assert solutions == {(p.name, b.name) for p in COURSE.puzzles for b in ACCELERATORS
+                         if p.supports(b) and p.own_cases(b) and p.name in runnable(COURSE.puzzles)}
+
+
+def test_the_gpu_cases_fail_a_kernel_that_masks_no_padded_key(course_check):
+    """An H200 passed flash_attention without the mask of padded keys: none of its GPU cases had any."""
+    verdict = next(result for job, result in course_check.checked if job.subject == HARDWARE_CASES and
+                   job.cases_of == "gpu" and job.example is not None and job.example.name == "p17_no_key_mask")
+    assert not verdict.passed and verdict.kind is FindingKind.MISMATCH_WRONG
 
 
 def test_every_stub_fails_on_what_its_kernel_computes(course_check):

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from helpers import COURSE, one_sentence
 
+from pallas_puzzles import backends
+from pallas_puzzles.backends import GPU, INTERPRET, TPU
 from pallas_puzzles.cli import app
 from pallas_puzzles.dev import examples
-from pallas_puzzles.dev.check import CORRECT, MISTAKE, SOLUTION, STUB, CourseJob, _jobs, judge
+from pallas_puzzles.dev.check import CORRECT, HARDWARE_CASES, MISTAKE, SOLUTION, STUB, CourseJob, _jobs, judge
 from pallas_puzzles.findings import FindingKind
 from pallas_puzzles.results import CaseResult, CheckResult, Finding
 
@@ -39,7 +41,7 @@ def test_the_accelerator_runs_every_kernel_of_the_chosen_puzzles_that_declare_it
     assert {job.puzzle.name for job in on_gpu} == {"tma_copy", "constant_add"}  # dma_copy runs on no GPU
     for puzzle in ("tma_copy", "constant_add"):
         interpreted = sorted((j.subject, j.file.name) for j in jobs if j.puzzle.name == puzzle and
-                             j.requested == "interpret")
+                             j.requested == "interpret" and not j.cases_of)
         assert sorted((j.subject, j.file.name) for j in on_gpu if j.puzzle.name == puzzle) == interpreted
     tma_examples = [e for e in MISTAKES + CORRECTS if e.puzzle == "tma_copy"]
     assert len([j for j in on_gpu if j.puzzle.name == "tma_copy" and j.example]) == len(tma_examples)
@@ -135,3 +137,63 @@ def test_a_mistake_of_wrong_numbers_must_fail_on_the_hardware_without_a_declarat
     assert mistake.hardware_may_pass == ""
     job = CourseJob(TMA_COPY, Path("f.py"), "gpu", subject=MISTAKE, example=mistake)
     assert judge(job, _result(True), None) == "passes, where it must fail"
+
+
+FLASH = COURSE.find("flash_attention")
+
+
+def test_the_hardware_cases_run_in_the_interpreter_on_each_accelerators_own_cases(tmp_path: Path):
+    """flash_attention has GPU and TPU cases of its own: its solution and every example run on each set,
+    in the interpreter, compared at that accelerator's tolerance."""
+    jobs = [j for j in _jobs(COURSE, MISTAKES + CORRECTS, [], tmp_path, None, frozenset({FLASH.name}))
+            if j.subject == HARDWARE_CASES]
+    flash_examples = [e for e in MISTAKES + CORRECTS if e.puzzle == FLASH.name]
+    assert len(jobs) == 2 * (1 + len(flash_examples))
+    for accelerator in (GPU, TPU):
+        mine = [j for j in jobs if j.cases_of == accelerator.name]
+        assert {j.requested for j in mine} == {INTERPRET.name}
+        assert {j.example.name if j.example else None for j in mine} == {None} | {e.name for e in flash_examples}
+        for job in mine:
+            assert job.puzzle.cases_for(INTERPRET) == FLASH.cases_for(accelerator)
+            assert job.puzzle.tolerance_on(INTERPRET) == FLASH.tolerance_on(accelerator)
+        assert {j.name for j in mine if j.example is None} == {f"solution on the {accelerator.name} cases"}
+
+
+def test_no_hardware_cases_where_an_accelerator_has_no_cases_of_its_own(tmp_path: Path):
+    """tma_copy's GPU runs the interpreter's cases (nothing new to learn), dma_copy runs on no GPU."""
+    chosen = frozenset({"tma_copy", "dma_copy"})
+    jobs = [j for j in _jobs(COURSE, MISTAKES + CORRECTS, [], tmp_path, None, chosen) if j.subject == HARDWARE_CASES]
+    assert not TMA_COPY.own_cases(GPU)
+    assert {(j.puzzle.name, j.cases_of) for j in jobs} <= {("dma_copy", "tpu")}
+    assert all(j.cases_of != "gpu" for j in jobs)
+
+
+def _on_cases(example_name: str | None, accelerator: str = "gpu") -> CourseJob:
+    example = next(e for e in MISTAKES + CORRECTS if e.name == example_name) if example_name else None
+    return CourseJob(FLASH.on_cases_of(backends.get(accelerator)), Path("f.py"), "interpret",
+                     subject=HARDWARE_CASES, example=example, cases_of=accelerator)
+
+
+def test_a_mistake_that_passes_on_the_hardware_cases_is_a_problem():
+    """What an H200 found: no GPU case of flash_attention had padded keys, so a kernel without the key mask
+    passed there, while the interpreter's cases failed it."""
+    wrong = judge(_on_cases("p17_no_key_mask"), _result(True))
+    assert wrong == ("passes on the gpu shape cases (checked in the interpreter): none of them shows this "
+                     "mistake, so a GPU would pass it; add a gpu case that shows it, or say in its `hardware` "
+                     "key why the hardware may run it right")
+    assert _on_cases("p17_no_key_mask").name == "p17_no_key_mask on the gpu cases"
+
+
+@pytest.mark.parametrize("example, passed", [
+    ("p17_no_key_mask", False),  # a mistake that fails, whatever the kind
+    ("p17_kv_block_past_end", True),  # declared: the hardware may run it right
+    (None, True),  # the solution passes
+])
+def test_the_hardware_cases_want_what_the_interpreters_cases_want(example, passed):
+    assert judge(_on_cases(example), _result(passed, None if passed else FindingKind.MISMATCH_WRONG)) is None
+
+
+def test_a_solution_that_fails_on_the_hardware_cases_is_a_problem():
+    wrong = judge(_on_cases(None, "tpu"), _result(False, FindingKind.MISMATCH_WRONG))
+    assert wrong is not None and wrong.startswith("fails on the tpu shape cases (checked in the interpreter): ")
+    assert wrong.endswith("a TPU would fail it too")

@@ -7,6 +7,7 @@ is known by its `name`; its `number` is only its position in the course.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,17 @@ class Puzzle:
     def cases_for(self, backend: Backend) -> tuple[dict[str, int], ...]:
         """Shape cases for a backend; the interpreter's cases are the default."""
         return self.cases.get(backend.cases) or self.cases[backends.INTERPRET.cases]
+
+    def own_cases(self, backend: Backend) -> bool:
+        """The puzzle gives `backend` shape cases of its own (not the interpreter's)."""
+        return backend.cases in self.cases and self.cases[backend.cases] != self.cases_for(backends.INTERPRET)
+
+    def on_cases_of(self, backend: Backend) -> Puzzle:
+        """This puzzle as the interpreter checks it on `backend`'s shape cases and tolerance: what the
+        hardware's cases can show of a kernel, seen where every check is strict."""
+        tolerance = self.tolerance_on(backend)
+        return dataclasses.replace(self, cases={**self.cases, backends.INTERPRET.cases: self.cases_for(backend)},
+                                   rtol=tolerance.rtol, atol=tolerance.atol, tolerance={})
 
     def tolerance_on(self, backend: Backend) -> Tolerance:
         """The tolerance of a comparison with the spec on a backend: its own, else the puzzle's rtol and atol."""

@@ -3,6 +3,10 @@
 Every stub must fail (it loads and runs, then is wrong), every solution must pass on the
 interpreter and lower for a TPU where the puzzle declares one, every listed mistake must fail with
 its declared finding kind and name its line, every listed correct alternative must pass. The
+same hold in the interpreter on each accelerator's own shape cases and tolerance (`hardware cases`):
+a solution or an alternative passes there, and a mistake fails (with any kind) unless the course says
+why the hardware may run it right. Else the hardware is held to cases that cannot tell right from
+wrong (seen on an H200: no GPU case needed the mask of padded keys, so a kernel without it passed). The
 kernels run in parallel on pools of checkers (one pool per target and mode at a time), as
 `verify --all` does, through the checking service. A puzzle that cannot run here (a jax too old
 for it) is skipped, not a problem.
@@ -38,18 +42,28 @@ from pallas_puzzles.report.live import RunProgress
 from pallas_puzzles.results import CheckResult, Status
 
 STUB, SOLUTION, LOWERING, MISTAKE, CORRECT = "stub", "solution", "lowering", "mistake", "correct"
+HARDWARE_CASES = "hardware cases"  # the solution or an example in the interpreter on an accelerator's cases
+ACCELERATORS = (backends.GPU, backends.TPU)
 
 
 @dataclass(frozen=True, kw_only=True)
 class CourseJob(Job):
     """A check that dev check asks for, and what it stands for."""
 
-    subject: str  # one of the five above
+    subject: str  # one of the six above
     example: examples.Example | None = None
+    cases_of: str = ""  # HARDWARE_CASES: the accelerator whose shape cases the interpreter runs
+
+    @property
+    def must_pass(self) -> bool:
+        return self.example.must_pass if self.example is not None else self.subject != STUB
 
     @property
     def name(self) -> str:
-        """How a problem names what was checked: "stub", "solution on gpu", a mistake's name."""
+        """How a problem names what was checked: "stub", "solution on gpu", a mistake's name,
+        "solution on the tpu cases"."""
+        if self.cases_of:
+            return f"{self.example.name if self.example is not None else SOLUTION} on the {self.cases_of} cases"
         what = self.example.name if self.example is not None else self.subject
         return f"{what} on {self.requested}" if self.requested != backends.INTERPRET.name else what
 
@@ -95,12 +109,17 @@ def _jobs(course: Course, usable: list[examples.Example], problems: list[Problem
         if SOLUTION in broken:
             continue
         jobs += [CourseJob(puzzle, puzzle.solution_path, backend, subject=SOLUTION) for backend in on]
+        hardware = [b for b in ACCELERATORS if puzzle.supports(b) and puzzle.own_cases(b)]
+        jobs += [CourseJob(puzzle.on_cases_of(b), puzzle.solution_path, interpret, subject=HARDWARE_CASES,
+                           cases_of=b.name) for b in hardware]
         if puzzle.supports(backends.TPU) and support.refusal(puzzle, backends.TPU, Mode.LOWER) is None:
             jobs.append(CourseJob(puzzle, puzzle.solution_path, backends.TPU.name, Mode.LOWER, subject=LOWERING))
         for example in (e for e in usable if e.puzzle == puzzle.name):
             file = examples.build(example, course, scratch)
             jobs += [CourseJob(puzzle, file, backend, subject=CORRECT if example.must_pass else MISTAKE,
                                example=example) for backend in on]
+            jobs += [CourseJob(puzzle.on_cases_of(b), file, interpret, subject=HARDWARE_CASES, example=example,
+                               cases_of=b.name) for b in hardware]
     return jobs
 
 
@@ -112,7 +131,7 @@ def _is_the_stubs_twin(result: CheckResult) -> bool:
 
 def _on_accelerator(job: CourseJob, result: CheckResult, interpreted: CheckResult | None) -> str | None:
     """An accelerator's verdict must agree with the job's on pass or fail; the kind may differ."""
-    must_pass = job.subject in (SOLUTION, CORRECT)
+    must_pass = job.must_pass
     if result.passed == must_pass or (must_pass and _is_the_stubs_twin(result)):
         return None
     if result.passed and job.example is not None and job.example.hardware_may_pass:
@@ -128,11 +147,27 @@ def _on_accelerator(job: CourseJob, result: CheckResult, interpreted: CheckResul
     return f"{said}, while the interpreter {theirs}: the hardware and the interpreter disagree"
 
 
+def _on_hardware_cases(job: CourseJob, result: CheckResult) -> str | None:
+    """On an accelerator's shape cases and tolerance, in the interpreter: a solution or an alternative
+    passes, a mistake fails (whatever the kind)."""
+    cases, device = job.cases_of, backends.get(job.cases_of).device
+    if job.must_pass:
+        return None if result.passed else (f"fails on the {cases} shape cases (checked in the interpreter): "
+                                           f"{headline(result)}; a {device} would fail it too")
+    if not result.passed or (job.example is not None and job.example.hardware_may_pass):
+        return None
+    return (f"passes on the {cases} shape cases (checked in the interpreter): none of them shows this "
+            f"mistake, so a {device} would pass it; add a {cases} case that shows it, or say in its "
+            f"`hardware` key why the hardware may run it right")
+
+
 def judge(job: CourseJob, result: CheckResult, interpreted: CheckResult | None = None) -> str | None:
     """What is wrong with this verdict for this job; None when it is the verdict the job wants.
     `interpreted`: for a job on an accelerator, the interpreter's verdict of the same file, if any."""
     if result.status is Status.ERROR:
         return f"the checker itself failed: {headline(result)}"
+    if job.subject == HARDWARE_CASES:
+        return _on_hardware_cases(job, result)
     if job.requested != backends.INTERPRET.name and job.mode is Mode.RUN:
         return _on_accelerator(job, result, interpreted)
     if job.subject == STUB:

@@ -10,6 +10,7 @@ from pallas_puzzles.dev.check import CourseJob
 from pallas_puzzles.report.formats import Unfolded
 
 if TYPE_CHECKING:
+    from pallas_puzzles.checking.jobs import Outcome
     from pallas_puzzles.dev.check import CourseCheck
 
 SCHEMA_VERSION = 1
@@ -31,11 +32,16 @@ def view(check: CourseCheck) -> Unfolded:
     return Unfolded(Text("\n").join(lines))
 
 
+def _backend(outcome: Outcome) -> str:
+    return outcome.backend.name if outcome.backend is not None else outcome.job.requested
+
+
 def verdicts(check: CourseCheck) -> list[dict[str, Any]]:
     """Every kernel checked and its verdict, in job order: what a comparison of backends reads."""
     return [{"puzzle": outcome.puzzle.name, "number": outcome.puzzle.number, "subject": job.subject,
              "example": job.example.name if job.example is not None else None,
-             "backend": outcome.backend.name if outcome.backend is not None else job.requested,
+             "backend": _backend(outcome),
+             "cases": job.cases_of or _backend(outcome),
              "mode": job.mode.value, "status": result.status.value,
              "kind": result.kind.id if result.kind is not None else None, "seconds": round(result.seconds, 4),
              "hardware": (job.example.hardware_may_pass or None) if job.example is not None else None}
