@@ -5,6 +5,7 @@
                                                           the first save, the worker's first kernel, apart)
     python bench/bench.py --puzzle NAME --during-check   (the same, each save saved again while it is
                                                           checked: watch stops that check and starts afresh)
+    python bench/bench.py --puzzle NAME --backend gpu    (the same, checked on a GPU: watch --backend gpu)
 
 Prints, on this machine, in one run:
   1. cold `pallas-puzzles verify 1` on a fresh workspace's stub (median of --runs; the
@@ -181,12 +182,13 @@ def peer_runs(command: str, cwd: Path, what: str, runs: int) -> list[float]:
     return times
 
 
-def save_to_verdict(saves: int, name: str = "", during_check: bool = False) -> list[float]:
+def save_to_verdict(saves: int, name: str = "", during_check: bool = False, backend: str = "interpret") -> list[float]:
     """Seconds from a file write to the watch loop having shown its verdict, per save.
 
     By default on puzzle 2 with a wrong attempt; with `name`, on that puzzle's reference solution
     (every shape case runs), in a worker of that puzzle's target. `during_check`: each save is written
-    again while its check runs, and timed from that second write (watch stops the check it makes stale)."""
+    again while its check runs, and timed from that second write (watch stops the check it makes stale).
+    `backend`: where the checks run, as `watch --backend` says."""
     from rich.console import Console
 
     from pallas_puzzles.course.reader import load_course
@@ -216,7 +218,7 @@ def save_to_verdict(saves: int, name: str = "", during_check: bool = False) -> l
         wrong = solution if name else solution.replace("grid=(pl.cdiv(n, B),)", "grid=(n // B,)")
         assert name or wrong != solution
         events: EventQueue = queue.Queue()
-        with WorkersByTarget("interpret", limits=learner_limits()) as worker:  # watch's checkers
+        with WorkersByTarget(backend, limits=learner_limits()) as worker:  # watch's checkers
             worker.start(puzzle.target)
             warm = puzzle if name else course.find(1)
             worker.check(warm, ws.exercise(warm))  # warm the worker like a watch session does
@@ -346,19 +348,24 @@ def main() -> None:
     parser.add_argument("--puzzle", default="", help="measure only save-to-verdict, on this puzzle's solution")
     parser.add_argument("--during-check", action="store_true",
                         help="with --puzzle: each save is saved again while it is checked, and timed from then")
+    parser.add_argument("--backend", default="interpret", choices=("interpret", "gpu", "tpu"),
+                        help="with --puzzle: where the checks run (the other figures are the interpreter's)")
     args = parser.parse_args()
     if args.during_check and not args.puzzle:
         parser.error("--during-check measures one puzzle: give it with --puzzle NAME")
+    if args.backend != "interpret" and not args.puzzle:
+        parser.error("--backend measures one puzzle's saves: give it with --puzzle NAME")
     # A benchmark measures; on a loaded machine the puzzles' own time limits could stop a check.
     os.environ.setdefault("PALLAS_PUZZLES_TIME_LIMIT", "600")
     bytecode = bytecode_as_installed()
     if args.puzzle:
         load = os.getloadavg()[0]
-        first, *latencies = save_to_verdict(max(args.saves, 2), args.puzzle, args.during_check)
+        first, *latencies = save_to_verdict(max(args.saves, 2), args.puzzle, args.during_check, args.backend)
         print(bytecode)
         # The worker was warmed with the stub, which fails before any kernel runs: the first save is the
         # first kernel this worker checks (its one-off costs): shown apart, the median and p90 are of the rest.
         during = ", each saved again during its check" if args.during_check else ""
+        during += f", on {args.backend}" if args.backend != "interpret" else ""
         print(f"save-to-verdict, {args.puzzle}{during} ({len(latencies)} saves after a first of {first:.2f} s, "
               f"load {load:.2f} -> {os.getloadavg()[0]:.2f}): "
               f"median {statistics.median(latencies):.2f} s   p90 {p90(latencies):.2f} s")
@@ -391,4 +398,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from pallas_puzzles.errors import UserError
+
+    try:
+        main()
+    except UserError as exc:  # e.g. --backend gpu where JAX sees no GPU: one sentence
+        raise SystemExit(f"error: {exc.message}") from None

@@ -96,7 +96,9 @@ class Summary:
         the interpreter itself, for the puzzles a GPU run would run there."""
         found = {}
         for v in verdicts:
-            if v.get("mode", "run") != "run":
+            # A lowering, or the interpreter on a GPU's or TPU's cases (dev check's "hardware cases"):
+            # neither is a kernel run on the device nor the interpreter's verdict to compare with.
+            if v.get("mode", "run") != "run" or v.get("cases", v["backend"]) != v["backend"]:
                 continue
             key = (v["puzzle"], v["subject"], v["example"])
             if v["backend"] == "interpret":

@@ -197,3 +197,23 @@ def test_a_solution_that_fails_on_the_hardware_cases_is_a_problem():
     wrong = judge(_on_cases(None, "tpu"), _result(False, FindingKind.MISMATCH_WRONG))
     assert wrong is not None and wrong.startswith("fails on the tpu shape cases (checked in the interpreter): ")
     assert wrong.endswith("a TPU would fail it too")
+
+
+@pytest.mark.parametrize("example, on_its_own_cases", [
+    (None, _result(False, FindingKind.MISMATCH_WRONG)),  # a solution that already fails there
+    ("p17_no_key_mask", _result(True)),  # a mistake that already passes there
+])
+def test_what_the_interpreters_own_cases_get_wrong_is_said_once(example, on_its_own_cases):
+    """dev check reports it for the interpreter's cases; the hardware cases add nothing to say."""
+    on_hardware_cases = _result(example is not None, None if example else FindingKind.MISMATCH_WRONG)
+    assert judge(_on_cases(example), on_hardware_cases, on_its_own_cases) is None
+    assert judge(_on_cases(example), on_hardware_cases, None) is not None
+
+
+def test_a_hardware_cases_job_is_compared_with_the_same_file_on_the_interpreters_cases(tmp_path: Path):
+    jobs = _jobs(COURSE, MISTAKES + CORRECTS, [], tmp_path, None, frozenset({FLASH.name}))
+    plain = {j.plain: j for j in jobs if not j.cases_of}
+    for job in (j for j in jobs if j.cases_of):
+        twin = plain[job.plain]
+        assert (twin.file, twin.example, twin.requested) == (job.file, job.example, "interpret")
+        assert twin.subject == (SOLUTION if job.example is None else MISTAKE if not job.example.must_pass else CORRECT)

@@ -59,6 +59,14 @@ class CourseJob(Job):
         return self.example.must_pass if self.example is not None else self.subject != STUB
 
     @property
+    def plain(self) -> tuple[str, str, Path]:
+        """The key of this file's check on the interpreter's own cases: (puzzle, subject, file)."""
+        subject = self.subject
+        if self.cases_of:
+            subject = SOLUTION if self.example is None else CORRECT if self.example.must_pass else MISTAKE
+        return self.puzzle.name, subject, self.file
+
+    @property
     def name(self) -> str:
         """How a problem names what was checked: "stub", "solution on gpu", a mistake's name,
         "solution on the tpu cases"."""
@@ -147,9 +155,11 @@ def _on_accelerator(job: CourseJob, result: CheckResult, interpreted: CheckResul
     return f"{said}, while the interpreter {theirs}: the hardware and the interpreter disagree"
 
 
-def _on_hardware_cases(job: CourseJob, result: CheckResult) -> str | None:
+def _on_hardware_cases(job: CourseJob, result: CheckResult, interpreted: CheckResult | None) -> str | None:
     """On an accelerator's shape cases and tolerance, in the interpreter: a solution or an alternative
-    passes, a mistake fails (whatever the kind)."""
+    passes, a mistake fails (whatever the kind). What its own cases get wrong is said there, once."""
+    if interpreted is not None and interpreted.passed != job.must_pass:
+        return None
     cases, device = job.cases_of, backends.get(job.cases_of).device
     if job.must_pass:
         return None if result.passed else (f"fails on the {cases} shape cases (checked in the interpreter): "
@@ -163,11 +173,12 @@ def _on_hardware_cases(job: CourseJob, result: CheckResult) -> str | None:
 
 def judge(job: CourseJob, result: CheckResult, interpreted: CheckResult | None = None) -> str | None:
     """What is wrong with this verdict for this job; None when it is the verdict the job wants.
-    `interpreted`: for a job on an accelerator, the interpreter's verdict of the same file, if any."""
+    `interpreted`: for a job on an accelerator or its cases, the interpreter's verdict of the same file on
+    the interpreter's own cases, if any."""
     if result.status is Status.ERROR:
         return f"the checker itself failed: {headline(result)}"
     if job.subject == HARDWARE_CASES:
-        return _on_hardware_cases(job, result)
+        return _on_hardware_cases(job, result, interpreted)
     if job.requested != backends.INTERPRET.name and job.mode is Mode.RUN:
         return _on_accelerator(job, result, interpreted)
     if job.subject == STUB:
@@ -224,10 +235,10 @@ def check_course(folder: Path, open_progress: OpenProgress, accelerator: str | N
         jobs = _jobs(course, usable, check.problems, Path(scratch), accelerator, chosen)
         with open_progress(len(jobs)) as progress:
             check.run = run_jobs(jobs, progress)
-    interpreted = {(job.puzzle.name, job.subject, job.file): result for job, result in check.checked
-                   if job.requested == backends.INTERPRET.name}
+    interpreted = {job.plain: result for job, result in check.checked
+                   if job.requested == backends.INTERPRET.name and not job.cases_of}
     for job, result in check.checked:
-        wrong = judge(job, result, interpreted.get((job.puzzle.name, job.subject, job.file)))
+        wrong = judge(job, result, interpreted.get(job.plain))
         if wrong is not None:
             check.problems.append(Problem(job.puzzle.name, job.name, wrong))
     return check
