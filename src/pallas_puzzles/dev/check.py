@@ -3,7 +3,7 @@
 Every stub must fail (it loads and runs, then is wrong), every solution must pass on the
 interpreter and lower for a TPU where the puzzle declares one, every listed mistake must fail with
 its declared finding kind and name its line, every listed correct alternative must pass. The
-same hold in the interpreter on each accelerator's own shape cases and tolerance (`hardware cases`):
+same rules hold in the interpreter on each accelerator's own shape cases and tolerance (`hardware cases`):
 a solution or an alternative passes there, and a mistake fails (with any kind) unless the course says
 why the hardware may run it right. Else the hardware is held to cases that cannot tell right from
 wrong (seen on an H200: no GPU case needed the mask of padded keys, so a kernel without it passed). The
