@@ -340,6 +340,8 @@ def ratio(value: float, peer: float | None) -> str:
 
 
 def main() -> None:
+    from pallas_puzzles.backends import INTERPRET, REGISTRY
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
@@ -348,12 +350,12 @@ def main() -> None:
     parser.add_argument("--puzzle", default="", help="measure only save-to-verdict, on this puzzle's solution")
     parser.add_argument("--during-check", action="store_true",
                         help="with --puzzle: each save is saved again while it is checked, and timed from then")
-    parser.add_argument("--backend", default="interpret", choices=("interpret", "gpu", "tpu"),
+    parser.add_argument("--backend", default=INTERPRET.name, choices=tuple(REGISTRY),
                         help="with --puzzle: where the checks run (the other figures are the interpreter's)")
     args = parser.parse_args()
     if args.during_check and not args.puzzle:
         parser.error("--during-check measures one puzzle: give it with --puzzle NAME")
-    if args.backend != "interpret" and not args.puzzle:
+    if args.backend != INTERPRET.name and not args.puzzle:
         parser.error("--backend measures one puzzle's saves: give it with --puzzle NAME")
     # A benchmark measures; on a loaded machine the puzzles' own time limits could stop a check.
     os.environ.setdefault("PALLAS_PUZZLES_TIME_LIMIT", "600")
@@ -364,9 +366,9 @@ def main() -> None:
         print(bytecode)
         # The worker was warmed with the stub, which fails before any kernel runs: the first save is the
         # first kernel this worker checks (its one-off costs): shown apart, the median and p90 are of the rest.
-        during = ", each saved again during its check" if args.during_check else ""
-        during += f", on {args.backend}" if args.backend != "interpret" else ""
-        print(f"save-to-verdict, {args.puzzle}{during} ({len(latencies)} saves after a first of {first:.2f} s, "
+        how = ", each saved again during its check" if args.during_check else ""
+        how += f", on {args.backend}" if args.backend != INTERPRET.name else ""
+        print(f"save-to-verdict, {args.puzzle}{how} ({len(latencies)} saves after a first of {first:.2f} s, "
               f"load {load:.2f} -> {os.getloadavg()[0]:.2f}): "
               f"median {statistics.median(latencies):.2f} s   p90 {p90(latencies):.2f} s")
         return

@@ -61,9 +61,7 @@ class CourseJob(Job):
     @property
     def plain(self) -> tuple[str, str, Path]:
         """The key of this file's check on the interpreter's own cases: (puzzle, subject, file)."""
-        subject = self.subject
-        if self.cases_of:
-            subject = SOLUTION if self.example is None else CORRECT if self.example.must_pass else MISTAKE
+        subject = _subject_of(self.example) if self.cases_of else self.subject
         return self.puzzle.name, subject, self.file
 
     @property
@@ -74,6 +72,13 @@ class CourseJob(Job):
             return f"{self.example.name if self.example is not None else SOLUTION} on the {self.cases_of} cases"
         what = self.example.name if self.example is not None else self.subject
         return f"{what} on {self.requested}" if self.requested != backends.INTERPRET.name else what
+
+
+def _subject_of(example: examples.Example | None) -> str:
+    """The subject of a file's check on the interpreter's own cases: the solution or an example."""
+    if example is None:
+        return SOLUTION
+    return CORRECT if example.must_pass else MISTAKE
 
 
 @dataclass
@@ -124,8 +129,8 @@ def _jobs(course: Course, usable: list[examples.Example], problems: list[Problem
             jobs.append(CourseJob(puzzle, puzzle.solution_path, backends.TPU.name, Mode.LOWER, subject=LOWERING))
         for example in (e for e in usable if e.puzzle == puzzle.name):
             file = examples.build(example, course, scratch)
-            jobs += [CourseJob(puzzle, file, backend, subject=CORRECT if example.must_pass else MISTAKE,
-                               example=example) for backend in on]
+            jobs += [CourseJob(puzzle, file, backend, subject=_subject_of(example), example=example)
+                     for backend in on]
             jobs += [CourseJob(puzzle.on_cases_of(b), file, interpret, subject=HARDWARE_CASES, example=example,
                                cases_of=b.name) for b in hardware]
     return jobs
@@ -163,7 +168,8 @@ def _on_hardware_cases(job: CourseJob, result: CheckResult, interpreted: CheckRe
     cases, device = job.cases_of, backends.get(job.cases_of).device
     if job.must_pass:
         return None if result.passed else (f"fails on the {cases} shape cases (checked in the interpreter): "
-                                           f"{headline(result)}; a {device} would fail it too")
+                                           f"{headline(result)}; unless those cases, or the puzzle's "
+                                           f"`tolerance` for {cases}, change, a {device} would fail it too")
     if not result.passed or (job.example is not None and job.example.hardware_may_pass):
         return None
     return (f"passes on the {cases} shape cases (checked in the interpreter): none of them shows this "

@@ -28,7 +28,7 @@ from pallas_puzzles import environment
 # imported, 85 with Pallas's interpreters, 120 after a dozen TPU puzzles, 250 after the whole course if
 # never cleared; a clear brings 175 back to 115. The JAX libraries' own pages (120-130 MiB) come on top.
 # First chosen when the caches were cleared only between puzzles: the whole course in one checker peaked
-# at 355 MiB with 150 (jax 0.10.2; 347 on 0.12.0.1) and 401 with 200, as fast. Looking ahead (keeps), two
+# at 355 MiB with 150 (jax 0.10.2; 347 on 0.12.0.1) and 401 with 200, as fast. Looking ahead (`keeps`), two
 # checkers' whole course peaked at 336-348 MiB with 150 and 316-333 with 140, as fast (6.04 and 6.06 s
 # cold; jax 0.12.0.1, two cores, one sitting).
 MEMORY_CEILING_MIB = 140.0
